@@ -1,0 +1,5 @@
+"""Task generators, grouped by kind; importing this package registers them all."""
+from stackparse.tasks.base import TASKS, Example, Protocol, Task, concatenate, get_task, register
+from stackparse.tasks import algorithmic  # noqa: F401  (registers the Joulin & Mikolov tasks)
+
+__all__ = ["TASKS", "Example", "Protocol", "Task", "concatenate", "get_task", "register"]

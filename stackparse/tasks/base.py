@@ -1,0 +1,122 @@
+"""What a task is: a seeded generator of examples of a given size, and its evaluation protocol.
+
+A task never sees a model. It samples `Example`s (symbol ids in, symbol ids out, which outputs are
+scored) and says how it is to be trained and tested (`Protocol`). Models only learn alphabet sizes.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from stackparse.errors import unknown_name
+
+
+@dataclass(frozen=True)
+class Example:
+    """One sequence for step-by-step prediction.
+
+    inputs[t] is fed at step t; targets[t] is the output the model must give after reading
+    inputs[:t+1]; scored[t] says whether that output counts for the loss and for correctness.
+    An example is correct when every scored target is predicted (argmax) correctly.
+    """
+    inputs: tuple[int, ...]
+    targets: tuple[int, ...]
+    scored: tuple[bool, ...]
+    n: int
+
+    def __post_init__(self):
+        if not (len(self.inputs) == len(self.targets) == len(self.scored)):
+            raise ValueError("inputs, targets and scored must have one entry per step")
+
+    def __len__(self) -> int:
+        return len(self.inputs)
+
+
+def concatenate(examples: list[Example]) -> Example:
+    """Examples joined into one stream (Joulin & Mikolov train on an unbroken stream of sequences)."""
+    return Example(
+        inputs=tuple(s for e in examples for s in e.inputs),
+        targets=tuple(s for e in examples for s in e.targets),
+        scored=tuple(s for e in examples for s in e.scored),
+        n=max(e.n for e in examples),
+    )
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How a task is trained and tested.
+
+    train_n: (lo, hi) sizes seen in training; the curriculum grows hi from `curriculum_start` by one
+      every `curriculum_every` epochs (0 = no curriculum: all of lo..hi from the first epoch).
+    test_n: (lo, hi) sizes tested after training, each with `test_samples` sampled examples; a size
+      counts as solved when all of them are correct.
+    stream: training examples are concatenated into streams (unsupervised next-symbol prediction)
+      rather than fed one by one from a fresh state.
+    """
+    train_n: tuple[int, int] = (1, 19)
+    test_n: tuple[int, int] = (1, 60)
+    test_samples: int = 1
+    curriculum_start: int = 3
+    curriculum_every: int = 0
+    stream: bool = True
+
+
+class Task(abc.ABC):
+    """A family of sequences indexed by a size n, over a fixed alphabet.
+
+    Subclasses set `name`, `kind`, `description`, `symbols` (input alphabet; ids are indices),
+    optionally `output_symbols` (defaults to `symbols`) and `protocol`, and implement `sample`.
+    """
+    name: ClassVar[str]
+    kind: ClassVar[str]
+    description: ClassVar[str]
+    symbols: tuple[str, ...]
+    output_symbols: tuple[str, ...] | None = None
+    protocol: ClassVar[Protocol] = Protocol()
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return self.output_symbols if self.output_symbols is not None else self.symbols
+
+    @abc.abstractmethod
+    def sample(self, rng: np.random.Generator, n: int) -> Example:
+        """One example of size n."""
+
+    def min_n(self) -> int:
+        """The smallest size this task can generate."""
+        return 1
+
+    def encode(self, text: str) -> tuple[int, ...]:
+        """Symbol ids of a string whose characters are single-character symbols."""
+        return tuple(self.symbols.index(c) for c in text)
+
+    def decode(self, ids, outputs: bool = False) -> str:
+        alphabet = self.outputs if outputs else self.symbols
+        return "".join(alphabet[i] for i in ids)
+
+    def render(self, example: Example) -> str:
+        """The input string with the scored targets shown in [brackets] (for inspection and docs)."""
+        return "".join(self.symbols[i] for i in example.inputs) + " -> " + "".join(
+            f"[{self.outputs[t]}]" if s else self.outputs[t] for t, s in zip(example.targets, example.scored))
+
+
+TASKS: dict[str, type[Task]] = {}
+
+
+def register(cls: type[Task]) -> type[Task]:
+    """Class decorator: make a task available by its `name` (to the CLI, the trainer and benchmarks)."""
+    if cls.name in TASKS:
+        raise ValueError(f"task {cls.name!r} registered twice")
+    TASKS[cls.name] = cls
+    return cls
+
+
+def get_task(name: str) -> Task:
+    """The task registered as `name`; a UserError listing the valid names otherwise."""
+    try:
+        return TASKS[name]()
+    except KeyError:
+        raise unknown_name("task", name, TASKS) from None
