@@ -9,6 +9,7 @@ import dataclasses
 import json
 import os
 import tempfile
+import types
 import typing
 from pathlib import Path
 
@@ -25,15 +26,18 @@ def from_dict(cls, data: dict):
     unknown = set(data) - fields
     if unknown:
         raise ValueError(f"{cls.__name__}: unknown settings {sorted(unknown)}")
-    kwargs = {}
-    for name, value in data.items():
-        hint = hints[name]
-        if dataclasses.is_dataclass(hint) and isinstance(value, dict):
-            value = from_dict(hint, value)
-        elif typing.get_origin(hint) is tuple and isinstance(value, list):
-            value = tuple(value)
-        kwargs[name] = value
-    return cls(**kwargs)
+    return cls(**{name: _revive(hints[name], value) for name, value in data.items()})
+
+
+def _revive(hint, value):
+    """JSON has no tuples and no dataclasses: rebuild them from the field's type hint."""
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    for option in options:
+        if dataclasses.is_dataclass(option) and isinstance(value, dict):
+            return from_dict(option, value)
+        if (option is tuple or typing.get_origin(option) is tuple) and isinstance(value, list):
+            return tuple(value)
+    return value
 
 
 def atomic_write(path: Path | str, write) -> None:

@@ -1,0 +1,102 @@
+"""Evaluation of sequence models, and Joulin & Mikolov's protocol (2015, §5).
+
+A sequence is correct when every scored (deterministically predictable) symbol is predicted
+correctly. A size n counts as solved when all its test examples are correct. We report the percent
+of sizes in the test range solved and, separately, the percent among sizes never seen in training.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import dynet as dy
+import numpy as np
+
+from stackparse.tasks.base import Example, Task
+
+
+@dataclass(frozen=True)
+class ExampleResult:
+    correct: bool
+    nll: float          # -log p of the scored targets, summed (nats)
+    scored: int
+    predictions: tuple[int, ...]
+
+
+def pad(examples: list[Example]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step-major (T, B) arrays of inputs, targets and the scored mask (0 on padding)."""
+    steps = max(len(e) for e in examples)
+    inputs = np.zeros((steps, len(examples)), dtype=np.int64)
+    targets = np.zeros_like(inputs)
+    mask = np.zeros(inputs.shape, dtype=np.float64)
+    for b, e in enumerate(examples):
+        inputs[:len(e), b], targets[:len(e), b], mask[:len(e), b] = e.inputs, e.targets, e.scored
+    return inputs, targets, mask
+
+
+def score_examples(model, examples: list[Example], batch_size: int = 256) -> list[ExampleResult]:
+    """Run each example from the initial state; predictions are the argmax at every step."""
+    results = []
+    for i in range(0, len(examples), batch_size):
+        results.extend(_score_batch(model, examples[i:i + batch_size]))
+    return results
+
+
+def _score_batch(model, examples: list[Example]) -> list[ExampleResult]:
+    inputs, targets, mask = pad(examples)
+    dy.renew_cg()
+    state = model.initial_state(len(examples))
+    scores = []
+    for ids in inputs:
+        state = model.step(state, ids)
+        scores.append(model.scores(state))
+    values = dy.concatenate_cols(scores).npvalue().reshape(model.n_outputs, len(inputs), len(examples))
+    logz = np.logaddexp.reduce(values, axis=0)                                    # (T, B)
+    gold = np.take_along_axis(values, targets[None], axis=0)[0]                   # (T, B)
+    nll, predicted = logz - gold, values.argmax(axis=0)
+    results = []
+    for b, e in enumerate(examples):
+        scored = mask[:len(e), b].astype(bool)
+        results.append(ExampleResult(
+            correct=bool((predicted[:len(e), b] == targets[:len(e), b])[scored].all()),
+            nll=float(nll[:len(e), b][scored].sum()), scored=int(scored.sum()),
+            predictions=tuple(int(p) for p in predicted[:len(e), b])))
+    return results
+
+
+@dataclass(frozen=True)
+class SizeReport:
+    """Per-size results of the protocol. accuracy[n]: share of n's examples fully correct."""
+    accuracy: dict[int, float]
+    train_max_n: int
+
+    @property
+    def solved(self) -> dict[int, bool]:
+        return {n: a == 1.0 for n, a in self.accuracy.items()}
+
+    @property
+    def percent_solved(self) -> float:
+        return 100.0 * float(np.mean(list(self.solved.values())))
+
+    @property
+    def percent_unseen_solved(self) -> float:
+        unseen = [ok for n, ok in self.solved.items() if n > self.train_max_n]
+        return 100.0 * float(np.mean(unseen)) if unseen else float("nan")
+
+    def to_dict(self) -> dict:
+        return {"percent_n_correct": self.percent_solved,
+                "percent_unseen_n_correct": self.percent_unseen_solved,
+                "train_max_n": self.train_max_n,
+                "accuracy_by_n": {str(n): a for n, a in self.accuracy.items()}}
+
+
+def evaluate_sizes(model, task: Task, rng: np.random.Generator,
+                   test_n: tuple[int, int] | None = None, samples: int | None = None) -> SizeReport:
+    """The paper's test: every n of the test range, `samples` examples each, from a fresh state."""
+    lo, hi = test_n or task.protocol.test_n
+    samples = samples or task.protocol.test_samples
+    ns = [n for n in range(max(lo, task.min_n()), hi + 1) for _ in range(samples)]
+    results = score_examples(model, [task.sample(rng, n) for n in ns])
+    accuracy: dict[int, list[bool]] = {}
+    for n, r in zip(ns, results):
+        accuracy.setdefault(n, []).append(r.correct)
+    return SizeReport({n: float(np.mean(v)) for n, v in accuracy.items()}, task.protocol.train_n[1])

@@ -1,0 +1,5 @@
+"""Sequence models behind one interface; importing this package registers them all."""
+from stackparse.models.base import MODELS, ModelConfig, SequenceModel, get_model_class, register
+from stackparse.models import recurrent  # noqa: F401  (registers rnn, lstm, gru)
+
+__all__ = ["MODELS", "ModelConfig", "SequenceModel", "get_model_class", "register"]

@@ -1,0 +1,110 @@
+"""The objective for sequence tasks: a `Task` feeding a `SequenceModel`, trained by the shared trainer.
+
+Training follows Joulin & Mikolov (2015, §5): unsupervised next-symbol prediction on a stream of
+concatenated sequences, loss only on the scored symbols, truncated BPTT (50 steps by default) with
+the hidden state carried across the cut. A minibatch is `batch_size` streams advancing in lockstep
+(one DyNet batch); each stream starts from the initial state. Tasks whose protocol is not a stream
+get one example per stream.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import dynet as dy
+import numpy as np
+
+from stackparse.errors import UserError
+from stackparse.evaluation.sequence import pad, score_examples
+from stackparse.models.base import SequenceModel, detach, reattach
+from stackparse.tasks.base import Example, Task, concatenate
+from stackparse.training.trainer import TrainConfig
+
+
+@dataclass(frozen=True)
+class SequenceDataConfig:
+    """How much data an epoch holds and how it is cut.
+
+    epoch_size: examples per epoch. stream_examples: examples concatenated into one stream (stream
+    tasks only). validation_size: held-out examples drawn from the training sizes, for the
+    validation entropy that drives the learning-rate schedule and model selection.
+    """
+    epoch_size: int = 2000
+    stream_examples: int = 20
+    validation_size: int = 200
+
+    def validate(self) -> None:
+        for name in ("epoch_size", "stream_examples", "validation_size"):
+            if getattr(self, name) < 1:
+                raise UserError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(self, name)})")
+
+
+def curriculum_max_n(task: Task, epoch: int) -> int:
+    """The largest size trained on at `epoch`: the paper grows n every few epochs up to the maximum."""
+    p = task.protocol
+    if p.curriculum_every <= 0:
+        return p.train_n[1]
+    return min(p.train_n[1], max(p.curriculum_start, p.train_n[0]) + epoch // p.curriculum_every)
+
+
+def sample_sizes(task: Task, rng: np.random.Generator, lo: int, hi: int, count: int) -> list[Example]:
+    """`count` examples with sizes uniform in lo..hi."""
+    return [task.sample(rng, int(n)) for n in rng.integers(max(lo, task.min_n()), hi + 1, size=count)]
+
+
+class SequenceObjective:
+    """Connects a task and a model to the trainer (see `stackparse.training.trainer.Objective`)."""
+    criterion = "val_entropy"
+    maximize = False
+    unit = "chars"
+
+    def __init__(self, task: Task, model: SequenceModel, pc: dy.ParameterCollection,
+                 train: TrainConfig, data: SequenceDataConfig, validation_seed: int):
+        self.task, self.model, self.pc, self.train, self.data = task, model, pc, train, data
+        rng = np.random.default_rng([validation_seed, 1])
+        self.validation = sample_sizes(task, rng, *task.protocol.train_n, data.validation_size)
+
+    def param_collection(self) -> dy.ParameterCollection:
+        return self.pc
+
+    def batches(self, epoch: int, rng: np.random.Generator) -> list[list[Example]]:
+        per_stream = self.data.stream_examples if self.task.protocol.stream else 1
+        hi = curriculum_max_n(self.task, epoch)
+        examples = sample_sizes(self.task, rng, self.task.protocol.train_n[0], hi, self.data.epoch_size)
+        streams = [concatenate(examples[i:i + per_stream]) for i in range(0, len(examples), per_stream)]
+        b = self.train.batch_size
+        return [streams[i:i + b] for i in range(0, len(streams), b)]
+
+    def losses(self, batch: list[Example]):
+        """One loss per BPTT segment: sum of -log p(target) over scored steps, / streams."""
+        inputs, targets, mask = pad(batch)           # each (T, B)
+        steps, size = inputs.shape
+        cut = self.train.bptt or steps
+        carried = None
+        for t0 in range(0, steps, cut):
+            dy.renew_cg()
+            state = self.model.initial_state(size, None if carried is None else reattach(carried))
+            terms = []
+            for t in range(t0, min(t0 + cut, steps)):
+                state = self.model.step(state, inputs[t])
+                if mask[t].any():
+                    nll = dy.pickneglogsoftmax_batch(self.model.scores(state), targets[t])
+                    terms.append(dy.dot_product(dy.inputTensor(mask[t], batched=True), nll)
+                                 if not mask[t].all() else nll)
+            count = int(mask[t0:t0 + cut].sum())
+            if terms:
+                yield dy.sum_batches(dy.esum(terms)) / size, count
+            if t0 + cut < steps:
+                carried = detach(self.model.state_tensors(state))
+
+    def validate(self) -> dict[str, float]:
+        results = score_examples(self.model, self.validation)
+        scored = sum(r.scored for r in results)
+        return {"val_entropy": sum(r.nll for r in results) / max(scored, 1) / np.log(2),
+                "val_accuracy": float(np.mean([r.correct for r in results]))}
+
+    def save(self, directory: Path) -> None:
+        self.pc.save(str(Path(directory) / "params"))
+
+    def restore(self, directory: Path) -> None:
+        self.pc.populate(str(Path(directory) / "params"))

@@ -1,0 +1,288 @@
+"""The one trainer, used by every task and by the parser.
+
+It knows nothing of models or data: it drives an `Objective` (parameters, minibatches, losses,
+validation) with SGD or Adam, hard gradient clipping, a learning-rate schedule, early stopping,
+random restarts that keep the best run on validation, an atomic checkpoint after every epoch,
+`resume`, and a JSON-lines log.
+
+Determinism: every epoch re-seeds DyNet and numpy from (seed, restart, epoch), so a run interrupted
+after epoch k and resumed from its checkpoint computes exactly what the uninterrupted run computes
+(with SGD; DyNet does not expose Adam's moment estimates, so a resumed Adam run restarts them).
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator, Protocol
+
+import dynet as dy
+import numpy as np
+from tqdm import tqdm
+
+from stackparse.config import write_json
+from stackparse.errors import UserError
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Settings of the shared trainer (defaults: Joulin & Mikolov 2015, §5: SGD, lr 0.1, clip 15).
+
+    batch_size: sequences (or sentences) per minibatch, one DyNet batch.
+    bptt: truncated BPTT length in steps; 0 = full BPTT through each minibatch.
+    lr_schedule: "plateau" halves the rate when the validation criterion stops improving;
+      "inverse" is lr / (1 + lr_decay * epoch) (Dyer et al. 2015); "constant".
+    patience: stop after this many epochs without improvement (0 = run all epochs).
+    restarts: independent runs from different initialisations; the best on validation is kept.
+    """
+    epochs: int = 30
+    batch_size: int = 10
+    bptt: int = 50
+    optimizer: str = "sgd"
+    lr: float = 0.1
+    lr_schedule: str = "plateau"
+    lr_decay: float = 0.0
+    clip: float = 15.0
+    patience: int = 0
+    restarts: int = 1
+    seed: int = 1
+
+    def validate(self) -> None:
+        checks = [
+            (self.epochs >= 1, f"--epochs must be at least 1 (got {self.epochs})"),
+            (self.batch_size >= 1, f"--batch-size must be at least 1 (got {self.batch_size})"),
+            (self.bptt >= 0, f"--bptt must be 0 (full BPTT) or positive (got {self.bptt})"),
+            (self.lr > 0, f"--lr must be positive (got {self.lr})"),
+            (self.clip >= 0, f"--clip must be 0 (off) or positive (got {self.clip})"),
+            (self.restarts >= 1, f"--restarts must be at least 1 (got {self.restarts})"),
+            (self.patience >= 0, f"--patience must be 0 (off) or positive (got {self.patience})"),
+            (self.optimizer in OPTIMIZERS, f"--optimizer must be one of {sorted(OPTIMIZERS)}"),
+            (self.lr_schedule in ("plateau", "inverse", "constant"),
+             "--lr-schedule must be plateau, inverse or constant"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise UserError(message)
+
+
+OPTIMIZERS = {
+    "sgd": lambda pc, lr: dy.SimpleSGDTrainer(pc, learning_rate=lr),
+    "adam": lambda pc, lr: dy.AdamTrainer(pc, alpha=lr),
+}
+
+
+class Objective(Protocol):
+    """What the trainer needs from a model and its data.
+
+    criterion / maximize: the validation metric that selects models, and its direction.
+    unit: what `losses` counts (for the progress bar: "chars", "sents", ...).
+    """
+    criterion: str
+    maximize: bool
+    unit: str
+
+    def param_collection(self) -> dy.ParameterCollection: ...
+
+    def batches(self, epoch: int, rng: np.random.Generator) -> list:
+        """This epoch's minibatches (the epoch number lets a task run a curriculum)."""
+
+    def losses(self, batch) -> Iterator[tuple[dy.Expression, int]]:
+        """(loss, units) per graph: one for full BPTT, one per segment for truncated BPTT.
+        Each is built in a fresh computation graph; the trainer backpropagates and updates."""
+
+    def validate(self) -> dict[str, float]: ...
+
+    def save(self, directory: Path) -> None:
+        """Everything needed to reload the model (parameters, vocabularies, settings)."""
+
+    def restore(self, directory: Path) -> None:
+        """Load parameters saved by `save` into this (identically built) objective."""
+
+
+@dataclass
+class RunState:
+    """What a checkpoint holds besides the parameters: enough to continue exactly."""
+    restart: int
+    epoch: int = 0              # the next epoch to run
+    lr: float = 0.0
+    best: float | None = None
+    best_epoch: int = -1
+    bad_epochs: int = 0
+    finished: bool = False
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    best: float
+    restart: int
+    epoch: int
+    metrics: dict
+    model_dir: Path
+
+
+def save_dir_atomically(directory: Path, write: Callable[[Path], None]) -> None:
+    """Write a directory's contents into a temporary sibling, then swap it in.
+
+    A crash leaves either the old directory or the new one (or, between the two renames, the old
+    one under `.old`, which `load_dir` falls back to), never a half-written one.
+    """
+    directory = Path(directory)
+    tmp, old = directory.with_name(directory.name + ".tmp"), directory.with_name(directory.name + ".old")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    write(tmp)
+    if directory.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        directory.rename(old)
+    tmp.rename(directory)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def existing_dir(directory: Path) -> Path | None:
+    """`directory`, or its `.old` copy if a crash happened mid-swap, or None."""
+    for d in (Path(directory), Path(directory).with_name(Path(directory).name + ".old")):
+        if d.is_dir():
+            return d
+    return None
+
+
+def epoch_seed(seed: int, restart: int, epoch: int) -> int:
+    """A DyNet seed for one epoch of one restart; epoch -1 is the initialisation.
+    (DyNet wants a positive 32-bit integer.)"""
+    return int(np.random.SeedSequence([seed, restart, epoch + 1]).generate_state(1)[0] % (2**31 - 1)) + 1
+
+
+class Trainer:
+    """Train an objective built by `build(seed)`; `fit` returns the best run's result.
+
+    Args:
+        config: the trainer's settings.
+        build: makes a fresh objective (new parameters) for one restart, from a seed; DyNet's
+          random seed is reset to that seed just before, so initialisation is reproducible.
+        progress: show a progress bar (tqdm, on standard error).
+    """
+
+    def __init__(self, config: TrainConfig, build: Callable[[int], Objective], progress: bool = True):
+        config.validate()
+        self.config, self.build, self.progress = config, build, progress
+
+    def fit(self, out: Path | str, resume: bool = False) -> TrainResult:
+        """Run every restart (resuming finished and interrupted ones from `out` if asked)."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        results = [self._run(out, restart, resume) for restart in range(1, self.config.restarts + 1)]
+        return min(results, key=lambda r: -r.best if self._maximize else r.best)
+
+    def _better(self, value: float, best: float | None) -> bool:
+        if best is None:
+            return True
+        return value > best if self._maximize else value < best
+
+    def _run(self, out: Path, restart: int, resume: bool) -> TrainResult:
+        cfg = self.config
+        run_dir = out / f"run-{restart}"
+        seed = cfg.seed * 1000 + restart
+        dy.reset_random_seed(epoch_seed(seed, restart, -1))
+        objective = self.build(seed)
+        self._maximize = objective.maximize
+        state = RunState(restart=restart, lr=cfg.lr)
+        checkpoint = existing_dir(run_dir / "checkpoint") if resume else None
+        if checkpoint is not None:
+            state = RunState(**json.loads((checkpoint / "run_state.json").read_text()))
+            objective.restore(checkpoint)
+        elif run_dir.exists():
+            shutil.rmtree(run_dir)
+        optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), state.lr)
+        optimizer.set_clip_threshold(cfg.clip)    # DyNet: a threshold of 0 turns clipping off
+        metrics = {}
+        try:
+            while not state.finished and state.epoch < cfg.epochs:
+                metrics = self._epoch(objective, optimizer, state, seed, out)
+                self._after_epoch(objective, optimizer, state, metrics, run_dir, out)
+        except KeyboardInterrupt:
+            tqdm.write(f"interrupted: the best model so far is kept in {run_dir / 'best'}")
+            raise
+        if existing_dir(run_dir / "best") is None:      # no epoch ran (resumed a finished run)
+            raise UserError(f"{run_dir}: no trained model found to resume from")
+        best_metrics = json.loads((existing_dir(run_dir / "best") / "metrics.json").read_text())
+        self._keep_overall_best(out, run_dir, state)
+        return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best")
+
+    def _epoch(self, objective, optimizer, state: RunState, seed: int, out: Path) -> dict:
+        cfg = self.config
+        rng = np.random.default_rng([seed, state.restart, state.epoch])
+        dy.reset_random_seed(epoch_seed(seed, state.restart, state.epoch))
+        optimizer.learning_rate = self._lr(state)
+        batches = objective.batches(state.epoch, rng)
+        total_loss, total_units, start = 0.0, 0, time.perf_counter()
+        desc = f"run {state.restart} epoch {state.epoch + 1}/{cfg.epochs}"
+        with tqdm(batches, desc=desc, unit="batch", disable=not self.progress, leave=False) as bar:
+            for batch in bar:
+                for loss, units in objective.losses(batch):
+                    total_loss += loss.value()
+                    total_units += units
+                    loss.backward()
+                    optimizer.update()
+                elapsed = time.perf_counter() - start
+                bar.set_postfix(loss=f"{total_loss / max(total_units, 1):.4f}",
+                                rate=f"{total_units / max(elapsed, 1e-9):.0f} {objective.unit}/s")
+        train_time = time.perf_counter() - start
+        metrics = {"epoch": state.epoch + 1, "restart": state.restart, "lr": optimizer.learning_rate,
+                   "train_loss": total_loss / max(total_units, 1),
+                   f"train_{objective.unit}_per_s": total_units / max(train_time, 1e-9),
+                   "train_seconds": train_time}
+        metrics.update(objective.validate())
+        metrics["epoch_seconds"] = time.perf_counter() - start
+        return metrics
+
+    def _lr(self, state: RunState) -> float:
+        if self.config.lr_schedule == "inverse":
+            return self.config.lr / (1 + self.config.lr_decay * state.epoch)
+        return state.lr
+
+    def _after_epoch(self, objective, optimizer, state, metrics, run_dir: Path, out: Path) -> None:
+        cfg = self.config
+        value = metrics[objective.criterion]
+        if not math.isfinite(value):
+            raise UserError(f"training diverged: validation {objective.criterion} is {value} at "
+                            f"epoch {state.epoch + 1}; try a smaller --lr or --clip")
+        improved = self._better(value, state.best)
+        if improved:
+            state.best, state.best_epoch, state.bad_epochs = value, state.epoch + 1, 0
+        metrics["best"] = state.best
+        if improved:
+            save_dir_atomically(run_dir / "best", lambda d: self._save(objective, d, metrics))
+        else:
+            state.bad_epochs += 1
+            if cfg.lr_schedule == "plateau":
+                state.lr /= 2    # Joulin & Mikolov: halve the rate when validation stops improving
+        state.epoch += 1
+        state.finished = state.epoch >= cfg.epochs or (cfg.patience > 0 and state.bad_epochs >= cfg.patience)
+        with open(out / "log.jsonl", "a", encoding="utf-8") as log:
+            log.write(json.dumps(metrics) + "\n")
+        if self.progress:
+            shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in metrics.items()}
+            tqdm.write(json.dumps(shown))
+        save_dir_atomically(run_dir / "checkpoint", lambda d: self._checkpoint(objective, d, state))
+
+    @staticmethod
+    def _save(objective, directory: Path, metrics: dict) -> None:
+        objective.save(directory)
+        write_json(directory / "metrics.json", metrics)
+
+    @staticmethod
+    def _checkpoint(objective, directory: Path, state: RunState) -> None:
+        objective.save(directory)
+        write_json(directory / "run_state.json", state.__dict__)
+
+    def _keep_overall_best(self, out: Path, run_dir: Path, state: RunState) -> None:
+        overall = existing_dir(out / "best")
+        if overall is not None:
+            previous = json.loads((overall / "metrics.json").read_text())
+            if previous.get("restart") != state.restart and not self._better(state.best, previous["best"]):
+                return
+        source = existing_dir(run_dir / "best")
+        save_dir_atomically(out / "best", lambda d: [shutil.copy2(f, d / f.name) for f in source.iterdir()])

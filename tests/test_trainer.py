@@ -1,0 +1,89 @@
+"""The shared trainer: clipping, learning-rate halving, exact resume, restarts, bad settings."""
+import json
+
+import dynet as dy
+import numpy as np
+import pytest
+
+from stackparse.errors import UserError
+from stackparse.models import MODELS, ModelConfig
+from stackparse.training import TrainConfig, Trainer
+from stackparse.training.sequence import SequenceDataConfig, SequenceObjective
+
+DATA = SequenceDataConfig(epoch_size=40, stream_examples=1, validation_size=20)
+
+
+def builder(task, train, model="lstm", hidden=6):
+    def build(seed):
+        pc = dy.ParameterCollection()
+        m = MODELS[model](pc, ModelConfig(hidden=hidden), len(task.symbols), len(task.outputs))
+        return SequenceObjective(task, m, pc, train, DATA, validation_seed=train.seed)
+    return build
+
+
+def log(out):
+    return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+
+
+def test_gradient_clipping_bounds_the_update():
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters((3,), init=0.0)
+    opt = dy.SimpleSGDTrainer(pc, learning_rate=1.0)
+    opt.set_clip_threshold(15.0)
+    dy.renew_cg()
+    loss = dy.dot_product(dy.parameter(p), dy.inputVector([1000.0, -2000.0, 500.0]))
+    loss.forward()
+    loss.backward()
+    opt.update()
+    assert np.linalg.norm(p.as_array()) == pytest.approx(15.0, rel=1e-4)
+
+
+def test_learning_rate_halves_when_validation_stops_improving(tmp_path, parity):
+    # lr so large the model cannot improve every epoch; each non-improving epoch halves it.
+    train = TrainConfig(epochs=6, batch_size=4, lr=50.0, seed=3)
+    Trainer(train, builder(parity, train), progress=False).fit(tmp_path)
+    entries = log(tmp_path)
+    for before, after in zip(entries, entries[1:]):
+        improved = before["best"] == before["val_entropy"]
+        assert after["lr"] == pytest.approx(before["lr"] if improved else before["lr"] / 2)
+    assert any(e["lr"] < 50.0 for e in entries)
+
+
+def test_interrupted_then_resumed_run_equals_the_uninterrupted_one(tmp_path, parity):
+    full = TrainConfig(epochs=4, batch_size=4, bptt=3, seed=7)
+    Trainer(full, builder(parity, full), progress=False).fit(tmp_path / "a")
+    first = TrainConfig(epochs=2, batch_size=4, bptt=3, seed=7)
+    Trainer(first, builder(parity, first), progress=False).fit(tmp_path / "b")
+    # "Interrupt" after epoch 2: the checkpoint says epoch 2, not finished; continue with 4 epochs.
+    state_file = tmp_path / "b" / "run-1" / "checkpoint" / "run_state.json"
+    state = json.loads(state_file.read_text())
+    assert state["epoch"] == 2
+    state["finished"] = False
+    state_file.write_text(json.dumps(state))
+    Trainer(full, builder(parity, full), progress=False).fit(tmp_path / "b", resume=True)
+    a, b = log(tmp_path / "a"), log(tmp_path / "b")
+    keys = ("epoch", "lr", "train_loss", "val_entropy", "val_accuracy", "best")
+    assert [[e[k] for k in keys] for e in a] == [[e[k] for k in keys] for e in b]
+    assert (tmp_path / "a" / "best" / "params").read_bytes() == (tmp_path / "b" / "best" / "params").read_bytes()
+
+
+def test_restarts_keep_the_best_run(tmp_path, parity):
+    train = TrainConfig(epochs=2, batch_size=4, restarts=2, seed=1)
+    result = Trainer(train, builder(parity, train), progress=False).fit(tmp_path)
+    bests = {e["restart"]: e["best"] for e in log(tmp_path)}
+    assert result.best == min(bests.values())
+    assert json.loads((tmp_path / "best" / "metrics.json").read_text())["restart"] == result.restart
+
+
+def test_same_seed_same_numbers(tmp_path, parity):
+    train = TrainConfig(epochs=2, batch_size=4, seed=5)
+    for d in ("x", "y"):
+        Trainer(train, builder(parity, train, model="rnn"), progress=False).fit(tmp_path / d)
+    assert [e["val_entropy"] for e in log(tmp_path / "x")] == [e["val_entropy"] for e in log(tmp_path / "y")]
+
+
+@pytest.mark.parametrize("bad", [dict(epochs=0), dict(lr=-1.0), dict(batch_size=0), dict(bptt=-2),
+                                 dict(restarts=0), dict(optimizer="lbfgs")])
+def test_nonsensical_settings_are_user_errors(bad):
+    with pytest.raises(UserError):
+        TrainConfig(**bad).validate()
