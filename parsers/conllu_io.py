@@ -1,0 +1,263 @@
+"""Reading and writing CoNLL-U (universaldependencies.org/format.html), keeping every byte.
+
+A parser only ever changes the HEAD and DEPREL of syntactic words, so a `Sentence` keeps its raw
+lines (comments, multiword token lines `1-2`, empty nodes `3.1` and all other columns) and
+`write_conllu` rewrites columns 7 and 8 of the word lines only: reading a file and writing it back
+gives the same bytes, and a parsed file differs from its input in exactly those two columns.
+
+Malformed input raises `ConlluError` naming the file and line, e.g. `dev.conllu:17: HEAD 9 out of
+range 0..8`. The `conllu` package parses the ID and HEAD fields (its grammar of `1`, `1-2`, `3.1`);
+the line bookkeeping it does not offer is done here.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from conllu.parser import ParseException, parse_id_value, parse_int_value
+
+from parsers import trees
+from stackparse.config import atomic_write
+from stackparse.errors import UserError
+
+N_COLUMNS = 10
+HEAD_COLUMN, DEPREL_COLUMN = 6, 7   # 0-based: columns 7 and 8 of the format
+
+# The same few hundred ID and HEAD strings recur on every line of a treebank; caching the conllu
+# parsers' results halves the time to read EWT train (their regex calls dominate it).
+_parse_id = functools.lru_cache(maxsize=4096)(parse_id_value)
+_parse_head = functools.lru_cache(maxsize=4096)(parse_int_value)
+
+
+class ConlluError(UserError):
+    """Malformed CoNLL-U input; the message is `path:line: what is wrong` (or `path: ...`)."""
+
+    def __init__(self, path: str | os.PathLike, line: int | None, what: str):
+        self.path, self.line, self.what = str(path), line, what
+        super().__init__(f"{path}: {what}" if line is None else f"{path}:{line}: {what}")
+
+
+@dataclass(frozen=True)
+class Word:
+    """A syntactic word (a line with an integer ID); `line` is its 1-based line in the file."""
+    id: int
+    form: str
+    lemma: str
+    upos: str
+    xpos: str
+    feats: str
+    head: int
+    deprel: str
+    deps: str
+    misc: str
+    line: int
+
+
+@dataclass
+class Sentence:
+    """One sentence: its raw lines (no newline) from line `line` of `path`, and its words.
+
+    Word i (1-based, as in HEAD) is `words[i - 1]`; the lists `heads` and `deprels` follow the
+    head-list convention of `parsers.trees` (index 0 is ROOT), `forms` and `upos` do not.
+    """
+    path: str
+    line: int
+    lines: list[str]
+    words: list[Word]
+
+    @property
+    def heads(self) -> list[int]:
+        """Gold heads, length n + 1, `heads[0] == -1`."""
+        return [-1] + [word.head for word in self.words]
+
+    @property
+    def deprels(self) -> list[str]:
+        """Gold dependency relations, length n + 1, `deprels[0] == ""`."""
+        return [""] + [word.deprel for word in self.words]
+
+    @property
+    def forms(self) -> list[str]:
+        """Word forms, length n (word i is `forms[i - 1]`)."""
+        return [word.form for word in self.words]
+
+    @property
+    def upos(self) -> list[str]:
+        """Universal part-of-speech tags, length n (word i is `upos[i - 1]`)."""
+        return [word.upos for word in self.words]
+
+
+def read_conllu(path: str | os.PathLike, skip_invalid: bool = False
+                ) -> tuple[list[Sentence], list[ConlluError]]:
+    """Read and validate a CoNLL-U file.
+
+    Every sentence must have words with IDs 1..n in order and integer HEADs in 0..n that form a tree
+    with exactly one word attached to ROOT, as UD requires. Sentences end at a blank line or at the
+    end of the file.
+
+    Args:
+        path: the file.
+        skip_invalid: leave out invalid sentences and return their errors instead of raising the
+            first. Errors about the whole file (unreadable, invalid UTF-8, empty) always raise.
+
+    Returns:
+        The valid sentences in file order, and the errors of the skipped sentences (empty unless
+        `skip_invalid`).
+
+    Raises:
+        ConlluError: the file is missing, unreadable, not UTF-8, has no sentence, or (unless
+            `skip_invalid`) has an invalid sentence.
+    """
+    text = _read_text(path)
+    sentences: list[Sentence] = []
+    errors: list[ConlluError] = []
+    for first_line, lines in _blocks(text):
+        try:
+            sentences.append(_parse_sentence(str(path), first_line, lines))
+        except ConlluError as error:
+            if not skip_invalid:
+                raise
+            errors.append(error)
+    if not sentences and not errors:
+        raise ConlluError(path, 1, "empty file, no sentence")
+    return sentences, errors
+
+
+def _read_text(path: str | os.PathLike) -> str:
+    """The file's text; a bad byte is reported at its line, which a text-mode read cannot do."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ConlluError(path, None, "no such file") from None
+    except OSError as error:
+        raise ConlluError(path, None, f"cannot read: {error.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ConlluError(path, line, f"invalid UTF-8 (byte {data[error.start]:#04x})") from None
+
+
+def _blocks(text: str) -> Iterator[tuple[int, list[str]]]:
+    """Yield (first line number, lines) for each run of non-empty lines."""
+    lines = text.split("\n")
+    start = None
+    for number, line in enumerate(lines, start=1):
+        if line and start is None:
+            start = number
+        elif not line and start is not None:
+            yield start, lines[start - 1:number - 1]
+            start = None
+    if start is not None:   # the last sentence may lack its blank line
+        yield start, lines[start - 1:]
+
+
+def _parse_sentence(path: str, first_line: int, lines: list[str]) -> Sentence:
+    """One sentence from its raw lines, validated; raises ConlluError at the first problem."""
+    words: list[Word] = []
+    for number, line in enumerate(lines, start=first_line):
+        if line.startswith("#"):
+            continue
+        columns = line.split("\t")
+        if len(columns) != N_COLUMNS:
+            raise ConlluError(path, number,
+                              f"expected {N_COLUMNS} tab-separated columns, found {len(columns)}")
+        word_id = _parse_field(path, number, "ID", columns[0], _parse_id)
+        if not isinstance(word_id, int):   # a multiword token (1, "-", 2) or an empty node (3, ".", 1)
+            continue
+        if word_id != len(words) + 1:
+            what = "duplicate" if 1 <= word_id <= len(words) else "out of order"
+            raise ConlluError(path, number, f"word ID {word_id} {what}: expected {len(words) + 1}")
+        head = _parse_field(path, number, "HEAD", columns[HEAD_COLUMN], _parse_head)
+        words.append(Word(word_id, *columns[1:HEAD_COLUMN], head, *columns[DEPREL_COLUMN:], number))
+    if not words:
+        raise ConlluError(path, first_line, "sentence has no words")
+    _check_tree(path, first_line, words)
+    return Sentence(path, first_line, lines, words)
+
+
+def _parse_field(path: str, number: int, name: str, value: str, parse):
+    """`parse(value)` from the conllu package, with its errors (and "_") as a ConlluError."""
+    try:
+        parsed = parse(value)
+    except ParseException:
+        parsed = None
+    if parsed is None:
+        raise ConlluError(path, number, f"invalid {name} {value!r}")
+    return parsed
+
+
+def _check_tree(path: str, first_line: int, words: list[Word]) -> None:
+    """Raise ConlluError unless the HEADs form a tree with exactly one root."""
+    n = len(words)
+    for word in words:
+        if not 0 <= word.head <= n:
+            raise ConlluError(path, word.line, f"HEAD {word.head} out of range 0..{n}")
+    heads = [-1] + [word.head for word in words]
+    root_words = trees.roots(heads)
+    if not root_words:
+        raise ConlluError(path, first_line, "no root (no word has HEAD 0)")
+    if len(root_words) > 1:
+        raise ConlluError(path, words[root_words[1] - 1].line,
+                          f"{len(root_words)} roots (words {', '.join(map(str, root_words))} have "
+                          f"HEAD 0); UD requires exactly one")
+    cycle = trees.find_cycle(heads)
+    if cycle:
+        loop = " -> ".join(map(str, cycle + cycle[:1]))
+        raise ConlluError(path, words[cycle[0] - 1].line,
+                          f"cycle {loop} (each word's HEAD is the next)")
+
+
+def write_conllu(out: str | os.PathLike | TextIO, sentences: list[Sentence],
+                 heads: list[list[int]] | None = None,
+                 deprels: list[list[str]] | None = None) -> None:
+    """Write sentences as CoNLL-U, optionally with new heads and relations.
+
+    Each sentence is written as its raw lines followed by one blank line; only HEAD and DEPREL of
+    the syntactic word lines are replaced, and only when new ones are given. A file with one blank
+    line after every sentence (as UD releases are) is therefore written back byte for byte.
+
+    Args:
+        out: a path (written atomically) or an open text stream.
+        sentences: the sentences, as read by `read_conllu`.
+        heads: one list per sentence, length n + 1 with index 0 for ROOT (ignored), or None to keep
+            the HEADs read.
+        deprels: likewise for DEPREL.
+
+    Raises:
+        ValueError: heads or deprels do not match the sentences in number or length.
+    """
+    for name, values in (("heads", heads), ("deprels", deprels)):
+        if values is not None and len(values) != len(sentences):
+            raise ValueError(f"{len(sentences)} sentences but {len(values)} lists of {name}")
+    text = "".join(
+        _format_sentence(sentence,
+                         None if heads is None else heads[index],
+                         None if deprels is None else deprels[index])
+        for index, sentence in enumerate(sentences))
+    if isinstance(out, (str, os.PathLike)):
+        atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8", newline="\n"))
+    else:
+        out.write(text)
+
+
+def _format_sentence(sentence: Sentence, heads: list[int] | None, deprels: list[str] | None) -> str:
+    """The sentence's lines with HEAD / DEPREL replaced where given, and its closing blank line."""
+    lines = sentence.lines
+    if heads is not None or deprels is not None:
+        lines = list(lines)
+        for values in (heads, deprels):
+            if values is not None and len(values) != len(sentence.words) + 1:
+                raise ValueError(f"{sentence.path}:{sentence.line}: sentence has "
+                                 f"{len(sentence.words)} words, got {len(values)} values (n + 1 expected)")
+        for word in sentence.words:
+            columns = lines[word.line - sentence.line].split("\t")
+            if heads is not None:
+                columns[HEAD_COLUMN] = str(heads[word.id])
+            if deprels is not None:
+                columns[DEPREL_COLUMN] = deprels[word.id]
+            lines[word.line - sentence.line] = "\t".join(columns)
+    return "\n".join(lines) + "\n\n"

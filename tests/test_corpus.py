@@ -1,0 +1,134 @@
+"""Obtaining corpora: checksums verified before anything is installed, a mirror or a download."""
+import hashlib
+import io
+import urllib.error
+
+import pytest
+
+from parsers import corpus
+from parsers.corpus import CORPORA, Corpus, CorpusFile, get_corpus
+from stackparse.errors import UserError
+from tests.parsers_fixtures import SHARED_CORPORA, shared_corpus, write
+
+CONTENT = {"tiny-train.conllu": b"train bytes\n", "tiny-dev.conllu": b"dev bytes\n"}
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    """A registered two-file corpus whose files are small."""
+    files = tuple(CorpusFile(target=source.replace("tiny-", "t-"), source=source,
+                             sha256=sha256(data), url=f"https://example.org/{source}")
+                  for source, data in CONTENT.items())
+    monkeypatch.setitem(CORPORA, "tiny", Corpus("a test corpus", files))
+    monkeypatch.delenv(corpus.MIRROR_VARIABLE, raising=False)
+    return files
+
+
+@pytest.fixture
+def mirror(tmp_path):
+    directory = tmp_path / "mirror"
+    directory.mkdir()
+    for source, data in CONTENT.items():
+        write(directory, source, data)
+    return directory
+
+
+def test_copies_from_the_mirror(tmp_path, tiny, mirror):
+    paths = get_corpus("tiny", tmp_path / "corpora", mirror=mirror, progress=False)
+    assert paths == [tmp_path / "corpora" / "t-train.conllu", tmp_path / "corpora" / "t-dev.conllu"]
+    assert [path.read_bytes() for path in paths] == list(CONTENT.values())
+    assert sorted(p.name for p in (tmp_path / "corpora").iterdir()) == ["t-dev.conllu",
+                                                                       "t-train.conllu"]
+
+
+def test_mirror_from_the_environment(tmp_path, tiny, mirror, monkeypatch):
+    monkeypatch.setenv(corpus.MIRROR_VARIABLE, str(mirror))
+    paths = get_corpus("tiny", tmp_path / "corpora", progress=False)
+    assert [path.read_bytes() for path in paths] == list(CONTENT.values())
+
+
+def test_files_present_with_the_right_checksum_are_not_fetched_again(tmp_path, tiny, mirror,
+                                                                      monkeypatch, capsys):
+    get_corpus("tiny", tmp_path, mirror=mirror, progress=False)
+    monkeypatch.setattr(corpus, "_fetch", lambda *args: pytest.fail("fetched again"))
+    get_corpus("tiny", tmp_path, mirror=mirror)
+    assert capsys.readouterr().err.count("present, checksum ok") == 2
+
+
+def test_a_corrupted_file_is_not_installed(tmp_path, tiny, mirror):
+    corrupted = b"dev bytes, changed\n"
+    write(mirror, "tiny-dev.conllu", corrupted)
+    dest = tmp_path / "corpora"
+    with pytest.raises(UserError) as caught:
+        get_corpus("tiny", dest, mirror=mirror, progress=False)
+    assert str(caught.value) == (
+        f"{mirror / 'tiny-dev.conllu'}: SHA-256 mismatch for t-dev.conllu: expected "
+        f"{sha256(CONTENT['tiny-dev.conllu'])}, got {sha256(corrupted)}; "
+        f"the file was not installed")
+    assert sorted(p.name for p in dest.iterdir()) == ["t-train.conllu"]   # no temporary file left
+
+
+def test_a_wrong_file_in_place_is_replaced(tmp_path, tiny, mirror):
+    write(tmp_path, "t-train.conllu", b"stale\n")
+    paths = get_corpus("tiny", tmp_path, mirror=mirror, progress=False)
+    assert paths[0].read_bytes() == CONTENT["tiny-train.conllu"]
+
+
+def test_a_file_missing_from_the_mirror(tmp_path, tiny, mirror):
+    (mirror / "tiny-dev.conllu").unlink()
+    with pytest.raises(UserError, match=r"tiny-dev\.conllu: no such file in the corpus mirror"):
+        get_corpus("tiny", tmp_path / "corpora", mirror=mirror, progress=False)
+
+
+def test_downloads_without_a_mirror(tmp_path, tiny, monkeypatch):
+    requested = []
+
+    def urlopen(url, timeout):
+        requested.append(url)
+        return io.BytesIO(CONTENT[url.rsplit("/", 1)[1]])
+
+    monkeypatch.setattr(corpus.urllib.request, "urlopen", urlopen)
+    paths = get_corpus("tiny", tmp_path, progress=False)
+    assert requested == [file.url for file in tiny]
+    assert [path.read_bytes() for path in paths] == list(CONTENT.values())
+
+
+def test_a_corrupted_download_is_not_installed(tmp_path, tiny, monkeypatch):
+    monkeypatch.setattr(corpus.urllib.request, "urlopen", lambda url, timeout: io.BytesIO(b"<html>"))
+    with pytest.raises(UserError, match=r"^https://example\.org/tiny-train\.conllu: SHA-256 mismatch"):
+        get_corpus("tiny", tmp_path, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_download(tmp_path, tiny, monkeypatch):
+    def unreachable(url, timeout):
+        raise urllib.error.URLError("no route to host")
+
+    monkeypatch.setattr(corpus.urllib.request, "urlopen", unreachable)
+    with pytest.raises(UserError, match=r"cannot download https://example\.org/tiny-train\.conllu: "
+                                        r".*no route to host.*STACKPARSE_CORPUS_DIR"):
+        get_corpus("tiny", tmp_path, progress=False)
+
+
+def test_unknown_corpus():
+    with pytest.raises(UserError, match="unknown corpus name 'xx'; valid corpus names: en"):
+        get_corpus("xx")
+
+
+def test_english_ewt_is_pinned():
+    files = CORPORA["en"].files
+    assert [file.target for file in files] == ["en.conllu", "en-dev.conllu", "en-test.conllu"]
+    assert [file.url for file in files] == [
+        "https://raw.githubusercontent.com/UniversalDependencies/UD_English-EWT/r2.15/"
+        f"en_ewt-ud-{split}.conllu" for split in ("train", "dev", "test")]
+
+
+def test_english_ewt_from_the_shared_mirror(tmp_path):
+    shared_corpus("en_ewt-ud-train.conllu")
+    paths = get_corpus("en", tmp_path, mirror=SHARED_CORPORA, progress=False)
+    assert [path.name for path in paths] == ["en.conllu", "en-dev.conllu", "en-test.conllu"]
+    assert paths[1].read_bytes() == (SHARED_CORPORA / "en_ewt-ud-dev.conllu").read_bytes()
