@@ -122,5 +122,146 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
     click.echo(f"results in {out}/metrics.json")
 
 
+@main.command()
+@click.argument("suite")
+@click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True, help="seeds per experiment")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="experiments run at once, one process each (keep at most one per core)")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="results directory [default: runs/bench-SUITE]")
+def bench(suite, seeds, workers, out):
+    """Run benchmark SUITE over several seeds, then write its report (report.md, report.json).
+
+    Resumable: experiments whose result.json exists in --out are not run again.
+    Suites: counting-baselines (Joulin & Mikolov Table 2, RNN and LSTM).
+    """
+    from stackparse.benchmarks.runner import run_suite
+    from stackparse.benchmarks.suites import get_suite
+    suite_obj = get_suite(suite)
+    out = out or Path("runs") / f"bench-{suite}"
+    run_suite(suite_obj, seeds, out, workers)
+    click.echo(_report(out))
+
+
+@main.command()
+@click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def report(results):
+    """Aggregate a benchmark directory into report.md / report.json (mean ± std beside the paper)."""
+    click.echo(_report(results))
+
+
+def _report(out: Path) -> str:
+    import json
+    from stackparse.benchmarks.report import aggregate, markdown
+    from stackparse.benchmarks.runner import load_results
+    from stackparse.benchmarks.suites import get_suite
+    from stackparse.config import write_json
+    if not (out / "suite.json").is_file():
+        raise UserError(f"{out}: not a benchmark directory (no suite.json)")
+    suite = get_suite(json.loads((out / "suite.json").read_text())["suite"])
+    table = aggregate(suite, load_results(out))
+    text = f"{suite.description}; metric: {suite.metric}\n\n" + markdown(suite, table)
+    (out / "report.md").write_text(text)
+    write_json(out / "report.json", table)
+    return text
+
+
+# ---- dependency parsing --------------------------------------------------------------------------
+@main.group()
+def corpus():
+    """Obtain treebanks (never committed to the repository)."""
+
+
+@corpus.command("get")
+@click.argument("name", default="en")
+@click.option("--dest", type=click.Path(file_okay=False, path_type=Path), default=Path("corpora"), show_default=True)
+def corpus_get(name, dest):
+    """Put treebank NAME (en: UD English EWT v2.15) under --dest, checked by SHA-256.
+
+    Copies from the directory named by STACKPARSE_CORPUS_DIR when set, else downloads the pinned release.
+    """
+    from parsers.corpus import get_corpus
+    for path in get_corpus(name, dest=dest):
+        click.echo(path)
+
+
+def _parser_options(f):
+    from parsers.model import ParserConfig
+    from parsers.api import PARSER_TRAINING
+    for fld in reversed(dataclasses.fields(ParserConfig)):
+        default = fld.default
+        f = click.option(f"--{fld.name.replace('_', '-')}", fld.name, type=type(default), default=None,
+                         show_default=str(default) if default != "" else "none", help=_parser_help(fld.name))(f)
+    for name in ("epochs", "batch_size", "optimizer", "lr", "clip", "patience", "seed"):
+        f = click.option(f"--{name.replace('_', '-')}", name, type=type(getattr(PARSER_TRAINING, name)),
+                         default=None, show_default=str(getattr(PARSER_TRAINING, name)),
+                         help=_field_help(TrainConfig, name).replace("streams (sequences)", "sentences"))(f)
+    return f
+
+
+def _parser_help(name: str) -> str:
+    return {"system": "transition system: arc-swap (non-projective), arc-standard, arc-hybrid",
+            "vectors": "pretrained word vectors, word2vec / fastText text format",
+            "vectors_limit": "keep this many (most frequent) words of --vectors",
+            "char_hidden": "character BiLSTM units per direction, 0 = no character model",
+            "context_layers": "BiLSTM layers over the sentence before the buffer, 0 = Dyer et al. exactly",
+            "word_dropout": "alpha of word dropout (p(UNK) = alpha / (alpha + count))",
+            "dropout": "dropout on token vectors and the parser state"}.get(name, name.replace("_", " "))
+
+
+@main.command("train-parser")
+@click.argument("train_file", metavar="TRAIN.conllu", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--dev", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="dev treebank [default: beside TRAIN, en.conllu -> en-dev.conllu]")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("runs/parser"),
+              show_default=True, help="run directory; the best model is written to OUT/best")
+@click.option("--skip-invalid", is_flag=True, help="skip malformed sentences (and report how many)")
+@click.option("--resume", is_flag=True, help="continue an interrupted run in --out")
+@_parser_options
+def train_parser_command(train_file, dev, out, skip_invalid, resume, **options):
+    """Train a stack-LSTM dependency parser (Dyer et al. 2015) on TRAIN.conllu.
+
+    A missing corpora/en.conllu (UD English EWT) is obtained first. Early stopping and model
+    selection on dev LAS; Ctrl-C keeps the best model so far.
+    """
+    from parsers.api import PARSER_TRAINING, train_parser
+    from parsers.model import ParserConfig
+    config = _settings(ParserConfig, options)
+    training = _settings(TrainConfig, options, base=PARSER_TRAINING)
+    try:
+        _, metrics = train_parser(train_file, dev, out, config, training, skip_invalid, resume)
+    except KeyboardInterrupt:
+        raise UserError(f"interrupted; the best model so far is in {out}/best (continue with --resume)")
+    click.echo(f"trained in {metrics['train_minutes']:.1f} min; best dev LAS {metrics['dev_las']:.2f}, "
+               f"UAS {metrics['dev_uas']:.2f} (epoch {metrics['epoch']}); model in {out}/best")
+
+
+@main.command()
+@click.argument("model_dir", type=click.Path(path_type=Path))
+@click.argument("input_file", metavar="INPUT.conllu", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="where to write the parsed CoNLL-U")
+def parse(model_dir, input_file, output):
+    """Parse INPUT.conllu (gold tokenization and UPOS) with the model in MODEL_DIR.
+
+    Only HEAD and DEPREL are written; every other column, comment, multiword token and empty node
+    is copied byte for byte.
+    """
+    from parsers.api import Parser
+    stats = Parser.load(model_dir).parse_file(input_file, output, progress=True)
+    click.echo(f"parsed {stats['sentences']} sentences, {stats['words']} words in {stats['seconds']:.1f} s "
+               f"({stats['words_per_s']:.0f} words/s) -> {output}", err=True)
+
+
+@main.command()
+@click.argument("gold", metavar="GOLD.conllu", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("pred", metavar="PRED.conllu", type=click.Path(dir_okay=False, path_type=Path))
+def evaluate(gold, pred):
+    """UAS, LAS and LAS on universal relations (CoNLL 2018 style, gold tokenization)."""
+    from parsers.evaluate import evaluate_files
+    s = evaluate_files(gold, pred)
+    click.echo(f"words {s.words}\nUAS {s.uas:.2f}\nLAS {s.las:.2f}\nLAS (universal relations) {s.las_universal:.2f}")
+
+
 if __name__ == "__main__":
     main()

@@ -88,7 +88,9 @@ def detach(tensors: list[dy.Expression]) -> list[np.ndarray]:
 
 def reattach(values: list[np.ndarray]) -> list[dy.Expression]:
     """Constant expressions, in the current graph, holding values saved by `detach`."""
-    return [dy.inputTensor(v, batched=True) for v in values]
+    # DyNet's inputTensor rejects a batch axis of size 1, so batch-1 values go in unbatched.
+    return [dy.inputTensor(v, batched=True) if v.shape[-1] > 1 else dy.inputTensor(v[..., 0])
+            for v in values]
 
 
 MODELS: dict[str, type[SequenceModel]] = {}

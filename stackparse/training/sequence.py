@@ -89,8 +89,7 @@ class SequenceObjective:
                 state = self.model.step(state, inputs[t])
                 if mask[t].any():
                     nll = dy.pickneglogsoftmax_batch(self.model.scores(state), targets[t])
-                    terms.append(dy.dot_product(dy.inputTensor(mask[t], batched=True), nll)
-                                 if not mask[t].all() else nll)
+                    terms.append(nll if mask[t].all() else dy.cmult(nll, reattach([mask[t][None]])[0]))
             count = int(mask[t0:t0 + cut].sum())
             if terms:
                 yield dy.sum_batches(dy.esum(terms)) / size, count

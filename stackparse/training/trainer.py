@@ -29,7 +29,8 @@ from stackparse.errors import UserError
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Settings of the shared trainer (defaults: Joulin & Mikolov 2015, §5: SGD, lr 0.1, clip 15).
+    """Settings of the shared trainer (defaults: Joulin & Mikolov 2015, §5: online SGD, lr 0.1,
+    gradient clipping at 15, BPTT 50, learning rate halved when validation entropy stops improving).
 
     batch_size: sequences (or sentences) per minibatch, one DyNet batch.
     bptt: truncated BPTT length in steps; 0 = full BPTT through each minibatch.
@@ -38,8 +39,8 @@ class TrainConfig:
     patience: stop after this many epochs without improvement (0 = run all epochs).
     restarts: independent runs from different initialisations; the best on validation is kept.
     """
-    epochs: int = 30
-    batch_size: int = 10
+    epochs: int = 40
+    batch_size: int = 1
     bptt: int = 50
     optimizer: str = "sgd"
     lr: float = 0.1
@@ -219,7 +220,7 @@ class Trainer:
         batches = objective.batches(state.epoch, rng)
         total_loss, total_units, start = 0.0, 0, time.perf_counter()
         desc = f"run {state.restart} epoch {state.epoch + 1}/{cfg.epochs}"
-        with tqdm(batches, desc=desc, unit="batch", disable=not self.progress, leave=False) as bar:
+        with tqdm(batches, desc=desc, unit="batch", disable=None if self.progress else True, leave=False) as bar:
             for batch in bar:
                 for loss, units in objective.losses(batch):
                     total_loss += loss.value()

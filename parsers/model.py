@@ -1,0 +1,267 @@
+"""The stack-LSTM parser of Dyer et al. (2015), "Transition-Based Dependency Parsing with Stack
+Long Short-Term Memory", with the character-based word representations of Ballesteros et al. (2015).
+
+The model only scores. A `TransitionSystem` says which actions are legal and what each does, as a
+list of primitive `Op`s; the model replays the same ops on its own persistent structures:
+
+    stack, buffer, action history   persistent stack-LSTMs (`stackparse.StackLSTM`) whose payload
+                                    is the word index, so pop is free and old versions stay valid
+    word representations            one vector per word, replaced on ATTACH by the composition
+
+Equations (numbers as in Dyer et al. 2015, §3):
+    token      x_i = ReLU(V [w_i; t_i; c_i; w~_i] + b)          learned word, UPOS, char BiLSTM,
+                                                               optional fixed pretrained vector (§3.3)
+    state      p_t = ReLU(W [s_t; b_t; a_t] + d)               (§3.1)
+    action     p(z | p_t) = softmax over the legal actions of g_z . p_t + q_z     (eq. 1)
+    compose    c = tanh(U [h; d; r] + e)                       head, dependent, relation (§3.4)
+With `context_layers > 0` a BiLSTM over the sentence contextualises x_i before it enters the
+buffer (a common extension; 0 gives Dyer et al.'s model exactly).
+
+Training uses word dropout (unknown-word training, Kiperwasser & Goldberg 2016: a word becomes UNK
+with probability alpha / (alpha + count)). Decoding is greedy and batched: the sentences of a batch
+advance in lockstep, and DyNet's autobatching computes each step's scores for all of them at once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import dynet as dy
+import numpy as np
+
+from parsers.transitions import Configuration, OpKind, get_system, perform
+from parsers.vocab import Vocab
+from stackparse.errors import UserError
+from stackparse.memories import StackLSTM, StackState
+
+
+@dataclass(frozen=True)
+class ParserConfig:
+    """Settings of the parser model (sizes follow Dyer et al. 2015 where they give them)."""
+    system: str = "arc-swap"
+    word_dim: int = 100
+    upos_dim: int = 25
+    char_dim: int = 32
+    char_hidden: int = 50          # per direction; 0 turns the character model off
+    vectors: str = ""              # word2vec / fastText text file; "" = none
+    vectors_limit: int = 100000    # keep the first (most frequent) words of the vectors file
+    token_dim: int = 100
+    context_layers: int = 1        # BiLSTM layers over the sentence; 0 = Dyer et al. exactly
+    lstm_dim: int = 200
+    lstm_layers: int = 2
+    action_dim: int = 20
+    rel_dim: int = 20
+    state_dim: int = 100
+    word_dropout: float = 0.25     # alpha of word dropout; 0 = off
+    dropout: float = 0.2           # on token vectors and the parser state, in training only
+
+    def validate(self) -> None:
+        for name in ("word_dim", "upos_dim", "token_dim", "lstm_dim", "lstm_layers", "action_dim",
+                     "rel_dim", "state_dim"):
+            if getattr(self, name) < 1:
+                raise UserError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(self, name)})")
+        if not 0 <= self.dropout < 1 or self.word_dropout < 0:
+            raise UserError("--dropout must be in [0, 1) and --word-dropout non-negative")
+
+
+def read_vectors(path: str, limit: int) -> tuple[list[str], np.ndarray]:
+    """Words and vectors from a word2vec / fastText text file (an optional "count dim" first line)."""
+    words, rows = [], []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                parts = line.rstrip().split(" ")
+                if number == 1 and len(parts) == 2:
+                    continue
+                if len(words) >= limit:
+                    break
+                if rows and len(parts) - 1 != len(rows[0]):
+                    raise UserError(f"{path}:{number}: expected {len(rows[0])} numbers, found {len(parts) - 1}")
+                try:
+                    rows.append([float(x) for x in parts[1:]])
+                except ValueError:
+                    raise UserError(f"{path}:{number}: not a number in the vector of {parts[0]!r}") from None
+                words.append(parts[0])
+    except OSError as e:
+        raise UserError(f"{path}: cannot read vectors ({e.strerror})") from None
+    if not rows:
+        raise UserError(f"{path}: no vectors found")
+    return words, np.array(rows, dtype=np.float32)
+
+
+class _Parse(NamedTuple):
+    """One sentence being parsed: the configuration and the network's mirror of it."""
+    config: Configuration
+    stack: StackState
+    buffer: StackState
+    actions: StackState
+    reps: tuple            # the current vector of each word (composed once it has dependents)
+
+
+class StackLSTMParser:
+    """Scores transitions; the transition system, not the model, changes configurations.
+
+    Args:
+        pc: the ParameterCollection to build in (a sub-collection is used).
+        config: model settings.
+        vocab: vocabularies of the training treebank.
+        pretrained: (words, matrix) of fixed pretrained vectors, or None.
+    """
+
+    def __init__(self, pc: dy.ParameterCollection, config: ParserConfig, vocab: Vocab,
+                 pretrained: tuple[list[str], np.ndarray] | None = None):
+        config.validate()
+        self.config, self.vocab = config, vocab
+        self.system = get_system(config.system, vocab.labels)
+        self.pc = pc.add_subcollection("parser")
+        c = config
+        self.words = self.pc.add_lookup_parameters((len(vocab.words), c.word_dim), name="words")
+        self.tags = self.pc.add_lookup_parameters((len(vocab.upos), c.upos_dim), name="upos")
+        parts = [c.word_dim, c.upos_dim]
+        if c.char_hidden:
+            self.chars = self.pc.add_lookup_parameters((len(vocab.chars), c.char_dim), name="chars")
+            self.char_fwd = dy.VanillaLSTMBuilder(1, c.char_dim, c.char_hidden, self.pc)
+            self.char_bwd = dy.VanillaLSTMBuilder(1, c.char_dim, c.char_hidden, self.pc)
+            parts.append(2 * c.char_hidden)
+        self.pretrained_index = {}
+        if pretrained is not None:
+            words, matrix = pretrained
+            self.pretrained_index = {w: i + 1 for i, w in enumerate(words)}      # 0: no vector
+            init = np.vstack([np.zeros((1, matrix.shape[1]), dtype=np.float32), matrix])
+            self.pretrained = self.pc.add_lookup_parameters(init.shape, init=init, name="pretrained")
+            parts.append(matrix.shape[1])
+        self.V = [self.pc.add_parameters((c.token_dim, p)) for p in parts]
+        self.b = self.pc.add_parameters((c.token_dim,), init=0.0)
+        self.root = self.pc.add_parameters((c.token_dim,), name="root")
+        item = c.token_dim
+        if c.context_layers:
+            self.ctx_fwd = dy.VanillaLSTMBuilder(c.context_layers, c.token_dim, c.token_dim // 2, self.pc)
+            self.ctx_bwd = dy.VanillaLSTMBuilder(c.context_layers, c.token_dim, c.token_dim - c.token_dim // 2, self.pc)
+        self.stack_lstm = StackLSTM(self.pc, item, c.lstm_dim, c.lstm_layers)
+        self.buffer_lstm = StackLSTM(self.pc, item, c.lstm_dim, c.lstm_layers)
+        self.action_lstm = StackLSTM(self.pc, c.action_dim, c.lstm_dim, c.lstm_layers)
+        n_actions = len(self.system.actions)
+        self.action_emb = self.pc.add_lookup_parameters((n_actions, c.action_dim), name="actions")
+        self.rel_emb = self.pc.add_lookup_parameters((len(vocab.labels), c.rel_dim), name="relations")
+        self.label_index = {label: i for i, label in enumerate(vocab.labels)}
+        self.U = [self.pc.add_parameters((item, d)) for d in (item, item, c.rel_dim)]
+        self.e = self.pc.add_parameters((item,), init=0.0)
+        self.W = [self.pc.add_parameters((c.state_dim, c.lstm_dim)) for _ in range(3)]
+        self.d = self.pc.add_parameters((c.state_dim,), init=0.0)
+        self.G = self.pc.add_parameters((n_actions, c.state_dim))
+        self.q = self.pc.add_parameters((n_actions,), init=0.0)
+
+    def param_collection(self) -> dy.ParameterCollection:
+        return self.pc
+
+    # ---- token representations ------------------------------------------------------------
+    def _char_reps(self, forms: set[str]) -> dict[str, dy.Expression]:
+        """A character BiLSTM vector per distinct form of the batch (computed once per form)."""
+        reps = {}
+        for form in forms:
+            chars = [self.chars[self.vocab.char(ch)] for ch in form]
+            fwd = self.char_fwd.initial_state().transduce(chars)[-1]
+            bwd = self.char_bwd.initial_state().transduce(chars[::-1])[-1]
+            reps[form] = dy.concatenate([fwd, bwd])
+        return reps
+
+    def _tokens(self, sentences, rng: np.random.Generator | None) -> list[list[dy.Expression]]:
+        """x_0..x_n per sentence (x_0 is ROOT); `rng` given = training (dropouts on)."""
+        c = self.config
+        chars = self._char_reps({f for s in sentences for f in s.forms}) if c.char_hidden else {}
+        out = []
+        for s in sentences:
+            ids = [self.vocab.word(f) for f in s.forms]
+            if rng is not None and c.word_dropout > 0:
+                counts = np.array([self.vocab.word_counts[i] for i in ids], dtype=float)
+                drop = rng.random(len(ids)) < c.word_dropout / (c.word_dropout + counts)
+                ids = [0 if dr else i for i, dr in zip(ids, drop)]
+            xs = []
+            for form, upos, wid in zip(s.forms, s.upos, ids):
+                parts = [self.words[wid], self.tags[self.vocab.tag(upos)]]
+                if c.char_hidden:
+                    parts.append(chars[form])
+                if self.pretrained_index:
+                    parts.append(self.pretrained[self.pretrained_index.get(form, self.pretrained_index.get(form.lower(), 0))])
+                x = dy.rectify(dy.affine_transform([self.b] + [a for pair in zip(self.V, parts) for a in pair]))
+                xs.append(dy.dropout(x, c.dropout) if rng is not None and c.dropout else x)
+            xs = [self.root.expr()] + xs
+            if c.context_layers:
+                fwd = self.ctx_fwd.initial_state().transduce(xs)
+                bwd = self.ctx_bwd.initial_state().transduce(xs[::-1])[::-1]
+                xs = [dy.concatenate([f, b]) for f, b in zip(fwd, bwd)]
+            out.append(xs)
+        return out
+
+    # ---- the parser state and its mirror of the transition system ---------------------------
+    def _start(self, tokens: list[dy.Expression]) -> _Parse:
+        """ROOT on the stack, words 1..n in the buffer (word 1 on top of the buffer's stack)."""
+        config = self.system.initial(len(tokens) - 1)
+        stack = self.stack_lstm.initial_state()
+        for w in config.stack:
+            stack = stack.push(tokens[w], w)
+        buffer = self.buffer_lstm.initial_state()
+        for w in reversed(config.buffer):
+            buffer = buffer.push(tokens[w], w)
+        return _Parse(config, stack, buffer, self.action_lstm.initial_state(), tuple(tokens))
+
+    def _scores(self, p: _Parse, train: bool) -> dy.Expression:
+        """Action scores g . p_t + q (eq. 1), from p_t = ReLU(W [s; b; a] + d)."""
+        state = dy.rectify(dy.affine_transform([self.d, self.W[0], p.stack.output(), self.W[1],
+                                                p.buffer.output(), self.W[2], p.actions.output()]))
+        if train and self.config.dropout:
+            state = dy.dropout(state, self.config.dropout)
+        return dy.affine_transform([self.q, self.G, state])
+
+    def _advance(self, p: _Parse, action: int) -> _Parse:
+        """Replay the system's ops for `action` on the network's stack, buffer and word vectors."""
+        ops = self.system.ops(p.config, action)
+        stack, buffer, reps = p.stack, p.buffer, p.reps
+        for op in ops:
+            if op.kind is OpKind.POP_STACK:
+                stack = stack.pop()
+            elif op.kind is OpKind.PUSH_STACK:
+                stack = stack.push(reps[op.word], op.word)
+            elif op.kind is OpKind.POP_BUFFER:
+                buffer = buffer.pop()
+            elif op.kind is OpKind.PUSH_BUFFER:
+                buffer = buffer.push(reps[op.word], op.word)
+            else:     # ATTACH: the head's vector becomes the composition c = tanh(U[h; d; r] + e)
+                r = self.rel_emb[self.label_index[op.label]]
+                composed = dy.tanh(dy.affine_transform([self.e, self.U[0], reps[op.word],
+                                                        self.U[1], reps[op.dep], self.U[2], r]))
+                reps = reps[:op.word] + (composed,) + reps[op.word + 1:]
+        actions = p.actions.push(self.action_emb[action], action)
+        return _Parse(perform(p.config, ops), stack, buffer, actions, reps)
+
+    # ---- training and decoding --------------------------------------------------------------
+    def loss(self, sentences, oracles: list[list[int]], rng: np.random.Generator) -> dy.Expression:
+        """Sum over the sentences of -log p(gold action | state), each softmax over legal actions."""
+        terms = []
+        for tokens, oracle in zip(self._tokens(sentences, rng), oracles):
+            p = self._start(tokens)
+            for action in oracle:
+                legal = self.system.legal(p.config)
+                if len(legal) > 1:      # a forced move teaches nothing
+                    terms.append(-dy.pick(dy.log_softmax(self._scores(p, True), restrict=legal), action))
+                p = self._advance(p, action)
+        return dy.esum(terms)
+
+    def parse(self, sentences) -> list[Configuration]:
+        """Greedy decoding of a batch of sentences in lockstep; returns their final configurations.
+
+        Call `dy.renew_cg(autobatching=True)` first, so each step is computed as one batch.
+        """
+        parses = [self._start(tokens) for tokens in self._tokens(sentences, None)]
+        active = [i for i, p in enumerate(parses) if not self.system.is_terminal(p.config)]
+        while active:
+            legal = [self.system.legal(parses[i].config) for i in active]
+            scores = [self._scores(parses[i], False) if len(lg) > 1 else None for i, lg in zip(active, legal)]
+            needed = [s for s in scores if s is not None]
+            if needed:
+                dy.forward(needed)
+            for i, lg, s in zip(active, legal, scores):
+                best = lg[0] if s is None else lg[int(np.argmax(s.npvalue()[lg]))]
+                parses[i] = self._advance(parses[i], best)
+            active = [i for i in active if not self.system.is_terminal(parses[i].config)]
+        return [p.config for p in parses]

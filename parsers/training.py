@@ -1,0 +1,93 @@
+"""The parser's objective for the shared trainer: treebank minibatches, oracle losses, dev LAS."""
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import dynet as dy
+import numpy as np
+
+from parsers.conllu_io import Sentence
+from parsers.evaluate import evaluate
+from parsers.model import ParserConfig, StackLSTMParser
+from parsers.transitions import Configuration
+from parsers.vocab import Vocab
+from stackparse.config import to_dict, write_json
+
+
+def parse_sentences(model: StackLSTMParser, sentences: list[Sentence], batch_size: int = 64,
+                    progress=None) -> list[Configuration]:
+    """Final configurations of greedy parses, batches of similar length decoded in lockstep."""
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i].words))
+    result: list[Configuration | None] = [None] * len(sentences)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start:start + batch_size]
+        dy.renew_cg(autobatching=True)
+        for i, config in zip(chunk, model.parse([sentences[i] for i in chunk])):
+            result[i] = config
+        if progress is not None:
+            progress(sum(len(sentences[i].words) for i in chunk))
+    return result
+
+
+def with_tree(sentence: Sentence, config: Configuration) -> Sentence:
+    """A copy of `sentence` whose words carry the heads and labels of a final configuration."""
+    words = [dataclasses.replace(w, head=config.heads[w.id], deprel=config.deprels[w.id]) for w in sentence.words]
+    return dataclasses.replace(sentence, words=words)
+
+
+class ParserObjective:
+    """Connects the parser to `stackparse.training.Trainer` (criterion: dev LAS)."""
+    criterion = "dev_las"
+    maximize = True
+    unit = "sents"
+
+    def __init__(self, model: StackLSTMParser, pc: dy.ParameterCollection, train: list[Sentence],
+                 oracles: list[list[int]], dev: list[Sentence], batch_size: int):
+        self.model, self.pc, self.train, self.oracles, self.dev = model, pc, train, oracles, dev
+        self.batch_size = batch_size
+        self._rng = np.random.default_rng(0)
+
+    def param_collection(self) -> dy.ParameterCollection:
+        return self.pc
+
+    def batches(self, epoch: int, rng: np.random.Generator) -> list[list[int]]:
+        self._rng = rng        # word dropout and dropout masks of this epoch come from it
+        order = rng.permutation(len(self.train))
+        return [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+
+    def losses(self, batch: list[int]):
+        dy.renew_cg(autobatching=True)
+        loss = self.model.loss([self.train[i] for i in batch], [self.oracles[i] for i in batch], self._rng)
+        yield loss / len(batch), len(batch)
+
+    def validate(self) -> dict[str, float]:
+        start = time.perf_counter()
+        configs = parse_sentences(self.model, self.dev)
+        seconds = time.perf_counter() - start
+        scores = evaluate(self.dev, [with_tree(s, c) for s, c in zip(self.dev, configs)])
+        return {"dev_las": scores.las, "dev_uas": scores.uas, "dev_las_universal": scores.las_universal,
+                "dev_words_per_s": scores.words / seconds}
+
+    def save(self, directory: Path) -> None:
+        save_parser(self.model, self.pc, directory)
+
+    def restore(self, directory: Path) -> None:
+        self.pc.populate(str(Path(directory) / "params"))
+
+
+def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: Path) -> None:
+    """A model directory: `params` (DyNet), `vocab.json`, `config.json` (the ParserConfig)."""
+    directory = Path(directory)
+    pc.save(str(directory / "params"))
+    model.vocab.save(directory / "vocab.json")
+    write_json(directory / "config.json", to_dict(model.config))
+    if model.pretrained_index:
+        words = sorted(model.pretrained_index, key=model.pretrained_index.get)
+        write_json(directory / "pretrained.json", {"words": words, "dim": model.pretrained.shape()[1]})
+
+
+def build_parser(config: ParserConfig, vocab: Vocab, pretrained=None):
+    pc = dy.ParameterCollection()
+    return StackLSTMParser(pc, config, vocab, pretrained), pc

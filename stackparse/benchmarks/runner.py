@@ -1,0 +1,72 @@
+"""Run a suite's jobs, each in its own process, resumably: a finished job's result is never redone.
+
+Each job writes `DIR/KEY/result.json` (config, seed, metrics, wall time, package versions); a
+failing job writes `DIR/KEY/error.json` instead and the others go on.
+"""
+from __future__ import annotations
+
+import json
+import platform
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from importlib.metadata import PackageNotFoundError, version
+from multiprocessing import get_context
+from pathlib import Path
+
+from tqdm import tqdm
+
+from stackparse.benchmarks.suites import Job, Suite
+from stackparse.config import to_dict, write_json
+
+
+def run_job(job: Job, out: Path) -> dict:
+    """Train and test one job in this process; returns its result record."""
+    from stackparse.experiments import ExperimentConfig, run_experiment
+    from stackparse.models import get_model_class
+    from stackparse.training import TrainConfig
+
+    run_dir = Path(out) / job.key
+    model_config = to_dict(get_model_class(job.model).Config())
+    config = ExperimentConfig(job.task, job.model, model_config, TrainConfig(seed=job.seed), **job.overrides)
+    start = time.perf_counter()
+    try:
+        metrics = run_experiment(config, run_dir, progress=False)
+    except Exception as e:           # recorded, so one broken job does not stop the suite
+        write_json(run_dir / "error.json", {"job": job.__dict__, "error": repr(e),
+                                            "traceback": traceback.format_exc()})
+        return {"job": job.__dict__, "error": repr(e)}
+    result = {"job": job.__dict__, "config": to_dict(config), "metrics": metrics,
+              "wall_seconds": time.perf_counter() - start, "machine": platform.platform(),
+              "versions": {p: _version(p) for p in ("dyNET38", "numpy", "stackparse")}}
+    write_json(run_dir / "result.json", result)
+    return result
+
+
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def run_suite(suite: Suite, seeds: int, out: Path | str, workers: int = 1) -> list[dict]:
+    """Run every job of `suite` not yet finished in `out`; returns all result records."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "suite.json", {"suite": suite.name, "seeds": seeds})
+    jobs = suite.jobs(seeds)
+    todo = [j for j in jobs if not (out / j.key / "result.json").is_file()]
+    failed = 0
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool, \
+            tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc=suite.name, unit="run") as bar:
+        futures = [pool.submit(run_job, j, out) for j in todo]
+        for f in as_completed(futures):
+            failed += "error" in f.result()
+            bar.update()
+            bar.set_postfix(failed=failed)
+    return load_results(out)
+
+
+def load_results(out: Path | str) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(Path(out).glob("*/result.json"))]
