@@ -11,7 +11,6 @@ from pathlib import Path
 import click
 
 from stackparse.errors import UserError
-from stackparse.models.base import ModelConfig
 from stackparse.training.sequence import SequenceDataConfig
 from stackparse.training.trainer import TrainConfig
 
@@ -50,17 +49,32 @@ def models():
         click.echo(f"{name:14} {cls.description}")
 
 
-def _fields_as_options(cls, skip=()):
-    """click options for the fields of a settings dataclass, defaults taken from the dataclass."""
+def _fields_as_options(*classes):
+    """click options for the fields of settings dataclasses, defaults shown from the dataclass.
+
+    Options default to None so that only what the user typed overrides a dataclass default."""
+    fields = {}
+    for cls in classes:
+        for fld in dataclasses.fields(cls):
+            fields.setdefault(fld.name, (cls, fld))
+
     def decorate(f):
-        for fld in reversed(dataclasses.fields(cls)):
-            if fld.name in skip:
-                continue
-            default = fld.default
-            f = click.option(f"--{fld.name.replace('_', '-')}", fld.name, type=type(default), default=None,
-                             show_default=str(default), help=_field_help(cls, fld.name))(f)
+        for name, (cls, fld) in reversed(list(fields.items())):
+            flag = f"--{name.replace('_', '-')}"
+            if isinstance(fld.default, bool):     # --rounding / --no-rounding
+                f = click.option(f"{flag}/--no-{name.replace('_', '-')}", name, default=None,
+                                 show_default=str(fld.default), help=_field_help(cls, name))(f)
+            else:
+                f = click.option(flag, name, type=type(fld.default), default=None,
+                                 show_default=str(fld.default), help=_field_help(cls, name))(f)
         return f
     return decorate
+
+
+def _model_configs():
+    """Every registered model's settings class (their fields become `train` options)."""
+    from stackparse.models import MODELS
+    return list(dict.fromkeys(cls.Config for cls in MODELS.values()))
 
 
 def _field_help(cls, name: str) -> str:
@@ -87,9 +101,7 @@ def _settings(cls, options: dict, base=None):
 @click.argument("task")
 @click.option("--model", "model_name", default="lstm", show_default=True,
               help="model name (see `python cli.py models`)")
-@_fields_as_options(ModelConfig)
-@_fields_as_options(TrainConfig)
-@_fields_as_options(SequenceDataConfig)
+@_fields_as_options(*_model_configs(), TrainConfig, SequenceDataConfig)
 @click.option("--test-max-n", type=int, default=None, help="largest test size (default: the task's protocol)")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="output directory [default: runs/TASK-MODEL-sSEED]")
@@ -107,6 +119,10 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
 
     task_obj, model_cls = get_task(task), get_model_class(model_name)
     model_config = _settings(model_cls.Config, options)
+    foreign = {k for c in _model_configs() for k in (f.name for f in dataclasses.fields(c))
+               if options.get(k) is not None}
+    if foreign:
+        raise UserError(f"model {model_name!r} takes no option {', '.join('--' + k.replace('_', '-') for k in sorted(foreign))}")
     train_config = _settings(TrainConfig, options)
     data_config = _settings(SequenceDataConfig, options)
     test_n = None if test_max_n is None else (task_obj.protocol.test_n[0], test_max_n)
