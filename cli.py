@@ -24,6 +24,9 @@ class Group(click.Group):
         except UserError as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
+        except OSError as e:          # a file we cannot read or write: say which, not a traceback
+            click.echo(f"error: {e.filename or ''}: {e.strerror or e}", err=True)
+            sys.exit(2)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

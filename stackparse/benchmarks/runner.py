@@ -5,6 +5,7 @@ failing job writes `DIR/KEY/error.json` instead and the others go on.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import time
@@ -27,16 +28,17 @@ def run_job(job: Job, out: Path) -> dict:
     from stackparse.training import TrainConfig
 
     run_dir = Path(out) / job.key
-    model_config = to_dict(get_model_class(job.model).Config())
-    config = ExperimentConfig(job.task, job.model, model_config, TrainConfig(seed=job.seed), **job.overrides)
+    settings = {"model_config": to_dict(get_model_class(job.model).Config()), **job.overrides}
+    settings["train"] = dataclasses.replace(settings.get("train", TrainConfig()), seed=job.seed)
+    config = ExperimentConfig(job.task, job.model, **settings)
     start = time.perf_counter()
     try:
         metrics = run_experiment(config, run_dir, progress=False)
     except Exception as e:           # recorded, so one broken job does not stop the suite
-        write_json(run_dir / "error.json", {"job": job.__dict__, "error": repr(e),
+        write_json(run_dir / "error.json", {"job": dataclasses.asdict(job), "error": repr(e),
                                             "traceback": traceback.format_exc()})
-        return {"job": job.__dict__, "error": repr(e)}
-    result = {"job": job.__dict__, "config": to_dict(config), "metrics": metrics,
+        return {"job": dataclasses.asdict(job), "error": repr(e)}
+    result = {"job": dataclasses.asdict(job), "config": to_dict(config), "metrics": metrics,
               "wall_seconds": time.perf_counter() - start, "machine": platform.platform(),
               "versions": {p: _version(p) for p in ("dyNET38", "numpy", "stackparse")}}
     write_json(run_dir / "result.json", result)

@@ -13,7 +13,10 @@ from stackparse.errors import unknown_name
 
 @dataclass(frozen=True)
 class Job:
-    """One experiment of a suite: `train TASK --model MODEL` with extra settings, for one seed."""
+    """One experiment of a suite: `train TASK --model MODEL` for one seed.
+
+    overrides: ExperimentConfig fields other than the defaults ("train", "data", "model_config", ...);
+    the seed always comes from `seed`."""
     task: str
     model: str
     seed: int
@@ -33,9 +36,10 @@ class Suite:
     published: dict                     # task -> model -> the paper's number
     metric: str = "percent_n_correct"
     paper: str = ""
+    overrides: dict = field(default_factory=dict)
 
     def jobs(self, seeds: int) -> list[Job]:
-        return [Job(t, m, s) for t in self.tasks for m in self.models for s in range(1, seeds + 1)]
+        return [Job(t, m, s, self.overrides) for t in self.tasks for m in self.models for s in range(1, seeds + 1)]
 
 
 SUITES = {s.name: s for s in [

@@ -1,0 +1,74 @@
+"""The stack-LSTM parser: it learns, it round-trips through disk, and it only writes HEAD/DEPREL."""
+import dataclasses
+from collections import Counter
+
+import pytest
+
+from parsers.api import PARSER_TRAINING, Parser, evaluate_parser, train_parser
+from parsers.conllu_io import read_conllu, write_conllu
+from parsers.evaluate import evaluate
+from parsers.model import ParserConfig
+from tests.parsers_fixtures import SMALL_CONLLU, ewt, write
+
+TINY = ParserConfig(word_dim=32, upos_dim=16, char_dim=8, char_hidden=8, token_dim=32, lstm_dim=32,
+                    lstm_layers=1, state_dim=32, action_dim=8, rel_dim=8)
+TINY_TRAINING = dataclasses.replace(PARSER_TRAINING, epochs=5, batch_size=8, lr=0.003)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A tiny parser trained on 300 EWT sentences (a few seconds), and its dev file."""
+    d = tmp_path_factory.mktemp("parser")
+    write_conllu(d / "train.conllu", list(ewt("train")[:300]))
+    write_conllu(d / "dev.conllu", list(ewt("dev")[:100]))
+    parser, metrics = train_parser(d / "train.conllu", d / "dev.conllu", d / "run", TINY, TINY_TRAINING,
+                                   progress=False)
+    return parser, metrics, d
+
+
+def chain_baseline(gold, train):
+    """Each word headed by the previous one (the first by ROOT), the most frequent label."""
+    label = Counter(w.deprel for s in train for w in s.words).most_common(1)[0][0]
+    return [dataclasses.replace(s, words=[dataclasses.replace(w, head=w.id - 1, deprel=label if w.id > 1 else "root")
+                                          for w in s.words]) for s in gold]
+
+
+def test_tiny_training_beats_a_trivial_baseline(trained):
+    parser, metrics, d = trained
+    gold, _ = read_conllu(d / "dev.conllu")
+    baseline = evaluate(gold, chain_baseline(gold, read_conllu(d / "train.conllu")[0]))
+    ours = evaluate_parser(parser, d / "dev.conllu")
+    assert ours.las == pytest.approx(metrics["dev_las"])
+    assert ours.las > baseline.las + 10 and ours.uas > baseline.uas + 10
+
+
+def test_save_load_gives_identical_predictions(trained, tmp_path):
+    parser, _, d = trained
+    gold, _ = read_conllu(d / "dev.conllu")
+    parser.save(tmp_path / "model")
+    again = Parser.load(tmp_path / "model")
+    assert [s.heads for s in again.parse(gold)] == [s.heads for s in parser.parse(gold)]
+    assert [s.deprels for s in again.parse(gold)] == [s.deprels for s in parser.parse(gold)]
+
+
+def test_parse_writes_only_head_and_deprel(trained, tmp_path):
+    parser, _, _ = trained
+    source = write(tmp_path, "in.conllu", SMALL_CONLLU + "\n\n")
+    parser.parse_file(source, tmp_path / "out.conllu")
+    before = source.read_text().splitlines()
+    after = (tmp_path / "out.conllu").read_text().splitlines()
+    assert len(before) == len(after)
+    for old, new in zip(before, after):
+        if "\t" not in old or not old.split("\t")[0].isdigit():
+            assert new == old           # comments, multiword tokens, empty nodes, blank lines
+        else:
+            a, b = old.split("\t"), new.split("\t")
+            assert a[:6] + a[8:] == b[:6] + b[8:]
+
+
+def test_predicted_trees_are_well_formed(trained):
+    parser, _, d = trained
+    gold, _ = read_conllu(d / "dev.conllu")
+    for s in parser.parse(gold):
+        assert [w.head for w in s.words].count(0) == 1
+        assert all((w.head == 0) == (w.deprel == "root") for w in s.words)
