@@ -1,5 +1,5 @@
 """Sequence models behind one interface; importing this package registers them all."""
 from stackparse.models.base import MODELS, ModelConfig, SequenceModel, get_model_class, register
-from stackparse.models import recurrent  # noqa: F401  (registers rnn, lstm, gru)
+from stackparse.models import recurrent, stack_rnn  # noqa: F401  (registers rnn, lstm, gru, stack-rnn, list-rnn)
 
 __all__ = ["MODELS", "ModelConfig", "SequenceModel", "get_model_class", "register"]

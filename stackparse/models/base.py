@@ -39,11 +39,14 @@ class SequenceModel(abc.ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     Config: ClassVar[type[ModelConfig]] = ModelConfig
+    training: bool = False
+    """True while the objective trains the model, False while it is evaluated (the objective sets
+    it); a model may act differently at evaluation, e.g. discretize its memory actions."""
 
     def __init__(self, pc: dy.ParameterCollection, config: ModelConfig, n_inputs: int, n_outputs: int):
         config.validate()
         self.config, self.n_inputs, self.n_outputs = config, n_inputs, n_outputs
-        self.pc = pc.add_subcollection(self.name.replace("-", "_"))
+        self.pc = pc.add_subcollection(self.name.replace("-", ""))   # DyNet names allow no "_" or "/"
         self.onehot = self.pc.add_lookup_parameters(
             (n_inputs, n_inputs), init=np.eye(n_inputs), name="onehot")
         self.V = self.pc.add_parameters((n_outputs, config.hidden), name="V")
@@ -51,6 +54,10 @@ class SequenceModel(abc.ABC):
 
     def param_collection(self) -> dy.ParameterCollection:
         return self.pc
+
+    def start_epoch(self, epoch: int) -> None:
+        """Called by the objective before each training epoch (0-based), for models whose
+        training follows a schedule; the default does nothing."""
 
     def embed(self, ids: Sequence[int]) -> dy.Expression:
         """One-hot vectors for a batch of input symbols: (n_inputs,) x batch."""

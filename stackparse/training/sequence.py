@@ -68,6 +68,7 @@ class SequenceObjective:
         return self.pc
 
     def batches(self, epoch: int, rng: np.random.Generator) -> list[list[Example]]:
+        self.model.start_epoch(epoch)
         per_stream = self.data.stream_examples if self.task.protocol.stream else 1
         hi = curriculum_max_n(self.task, epoch)
         examples = sample_sizes(self.task, rng, self.task.protocol.train_n[0], hi, self.data.epoch_size)
@@ -77,6 +78,7 @@ class SequenceObjective:
 
     def losses(self, batch: list[Example]):
         """One loss per BPTT segment: sum of -log p(target) over scored steps, / streams."""
+        self.model.training = True
         inputs, targets, mask = pad(batch)           # each (T, B)
         steps, size = inputs.shape
         cut = self.train.bptt or steps
@@ -97,6 +99,7 @@ class SequenceObjective:
                 carried = detach(self.model.state_tensors(state))
 
     def validate(self) -> dict[str, float]:
+        self.model.training = False
         results = score_examples(self.model, self.validation)
         scored = sum(r.scored for r in results)
         return {"val_entropy": sum(r.nll for r in results) / max(scored, 1) / np.log(2),

@@ -1,0 +1,174 @@
+"""Stack RNN and List RNN (Joulin & Mikolov 2015, §4.2), on the memories of
+`stackparse.memories.joulin_mikolov`.
+
+With M memories (stacks or lists), k values read from each, m hidden units:
+    h_t = sigmoid(U x_t + R h_{t-1} + P s^k_{t-1} + b)     (eq. 6; R only with --recurrent)
+    a_t = softmax(beta A h_t), one softmax per memory         (eq. 3; A is (actions * M, m))
+    v_t = sigmoid(D h_t)                                      (the value pushed or inserted; D is (M, m))
+    s_t = update(s_{t-1}, a_t, v_t)                           (eq. 4-5, or the list's update)
+    y_t = softmax(V h_t + c)                                  (eq. 2)
+P is (m, k * M); s^k_{t-1} is the (k, M) top-k read, flattened. One step of a whole minibatch is one
+DyNet batch: the controller is a few matrix products and the memory update a few slices.
+
+Choices the paper leaves open, and why:
+- R is off by default (the paper sets R = 0 on the toy tasks, §5.1); `--recurrent` turns it on (the
+  language model of Table 4). A bias b is added to the hidden layer, as in the Elman baseline.
+- Rounding (§4.2 "Rounding": "discretizing the controllers at test time"). With `--rounding` the
+  action logits are multiplied by beta = 1 until epoch `rounding_start`, then by
+  `rounding_growth` ** (epochs since), which pushes the controllers towards discrete actions
+  while they fine-tune; validation and test use discrete actions (each memory's most probable
+  action, probability 1), as the reference code's `-hard` does at validation and test time. beta is
+  a function of the epoch, so a resumed run recomputes it. Without `--rounding`, actions stay
+  continuous everywhere.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
+
+import dynet as dy
+
+from stackparse.errors import UserError
+from stackparse.memories.joulin_mikolov import LIST_ACTIONS, STACK_ACTIONS, ListMemory, StackMemory
+from stackparse.models.base import ModelConfig, SequenceModel, register
+
+
+@dataclass(frozen=True)
+class MemoryRNNConfig(ModelConfig):
+    """Settings shared by the Stack RNN and the List RNN.
+
+    k: values read from the top (head) of each memory (eq. 6; the paper uses 2).
+    no_op: add the NO-OP action. recurrent: use the recurrent matrix R.
+    rounding: discretize actions at validation and test, with a growing multiplier on the action
+      logits from epoch `rounding_start` (0-based), times `rounding_growth` per epoch.
+    """
+    k: int = 2
+    no_op: bool = False
+    recurrent: bool = False
+    rounding: bool = False
+    rounding_start: int = 10
+    rounding_growth: float = 1.5
+
+    @property
+    def memories(self) -> int:
+        raise NotImplementedError
+
+    def validate(self) -> None:
+        super().validate()
+        if self.layers != 1:
+            raise UserError(f"the Stack and List RNNs have one hidden layer (got --layers {self.layers})")
+        if self.k < 1:
+            raise UserError(f"--k must be at least 1 (got {self.k})")
+        if self.memories < 1:
+            raise UserError(f"the number of stacks or lists must be at least 1 (got {self.memories})")
+        if self.rounding_start < 0 or self.rounding_growth < 1:
+            raise UserError("--rounding-start must be >= 0 and --rounding-growth >= 1")
+
+
+@dataclass(frozen=True)
+class StackRNNConfig(MemoryRNNConfig):
+    """stacks: stacks in parallel, each with its own action softmax (the paper uses 10)."""
+    stacks: int = 10
+
+    @property
+    def memories(self) -> int:
+        return self.stacks
+
+
+@dataclass(frozen=True)
+class ListRNNConfig(MemoryRNNConfig):
+    """lists: doubly-linked lists in parallel (the paper uses 5 on the counting tasks)."""
+    lists: int = 5
+
+    @property
+    def memories(self) -> int:
+        return self.lists
+
+
+class MemoryState(NamedTuple):
+    hidden: dy.Expression        # h_t: (m,) x B
+    memory: StackMemory | ListMemory
+    actions: dy.Expression       # a_t: (n_actions, M) x B, the probabilities used (for inspection)
+
+
+class _MemoryRNN(SequenceModel):
+    """The controller of eq. 3-6 around a memory class with `empty`, `next`, `read`, `restore`."""
+    memory_class: ClassVar[type]
+    action_names: ClassVar[tuple[str, ...]]
+
+    def __init__(self, pc, config: MemoryRNNConfig, n_inputs, n_outputs):
+        super().__init__(pc, config, n_inputs, n_outputs)
+        m, count, k = config.hidden, config.memories, config.k
+        self.actions_used = self.action_names[:len(self.action_names) - (0 if config.no_op else 1)]
+        self.U = self.pc.add_parameters((m, n_inputs), name="U")
+        self.b = self.pc.add_parameters((m,), init=0.0, name="b")
+        self.R = self.pc.add_parameters((m, m), name="R") if config.recurrent else None
+        self.P = self.pc.add_parameters((m, k * count), name="P")
+        self.A = self.pc.add_parameters((len(self.actions_used) * count, m), name="A")
+        self.D = self.pc.add_parameters((count, m), name="D")
+        self.beta = 1.0
+
+    def start_epoch(self, epoch: int) -> None:
+        c = self.config
+        self.beta = c.rounding_growth ** max(0, epoch - c.rounding_start + 1) if c.rounding else 1.0
+
+    @property
+    def discrete(self) -> bool:
+        """Whether actions are discretized now: with rounding, at validation and test."""
+        return self.config.rounding and not self.training
+
+    def initial_state(self, batch_size, tensors=None):
+        c = self.config
+        if tensors is not None:
+            hidden, *memory = tensors
+            return MemoryState(hidden, self.memory_class.restore(memory, c.k), None)
+        return MemoryState(dy.zeros((c.hidden,), batch_size=batch_size),
+                           self.memory_class.empty(c.memories, c.k), None)
+
+    def step(self, state, ids):
+        c = self.config
+        read = dy.reshape(state.memory.read(), (c.k * c.memories,))                     # s^k_{t-1}, flat
+        terms = [self.b, self.U, self.embed(ids), self.P, read]
+        if self.R is not None:
+            terms += [self.R, state.hidden]
+        h = dy.logistic(dy.affine_transform(terms))                                       # eq. 6
+        actions = self.action_probabilities(h)                                            # (n_actions, M)
+        written = dy.reshape(dy.logistic(self.D * h), (1, c.memories))                   # sigma(D h_t)
+        return MemoryState(h, state.memory.next(actions, written), actions)
+
+    def action_probabilities(self, h: dy.Expression) -> dy.Expression:
+        """Eq. 3 for every memory at once: (n_actions, M) x B, each column a distribution.
+
+        Discrete (rounded) actions put probability 1 on each memory's most probable action."""
+        n, count = len(self.actions_used), self.config.memories
+        logits = dy.reshape(self.A * h, (n, count))
+        if self.discrete:
+            batch = logits.dim()[1]
+            # One column per (memory, sequence): argmax works on vectors, so fold memories into the batch.
+            flat = dy.reshape(logits, (n,), batch_size=count * batch)
+            return dy.reshape(dy.argmax(flat, gradient_mode="zero_gradient"), (n, count), batch_size=batch)
+        return dy.softmax(logits * self.beta if self.beta != 1.0 else logits, d=0)
+
+    def hidden(self, state):
+        return state.hidden
+
+    def state_tensors(self, state):
+        return [state.hidden, *state.memory.tensors()]
+
+
+@register
+class StackRNN(_MemoryRNN):
+    name = "stack-rnn"
+    description = "Stack RNN: continuous stacks, PUSH/POP(/NO-OP) (Joulin & Mikolov 2015, eq. 3-6)"
+    Config = StackRNNConfig
+    memory_class = StackMemory
+    action_names = STACK_ACTIONS
+
+
+@register
+class ListRNN(_MemoryRNN):
+    name = "list-rnn"
+    description = "List RNN: continuous doubly-linked lists, INSERT/LEFT/RIGHT(/NO-OP) (Joulin & Mikolov 2015, §4.2)"
+    Config = ListRNNConfig
+    memory_class = ListMemory
+    action_names = LIST_ACTIONS
