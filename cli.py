@@ -185,6 +185,24 @@ def _report(out: Path) -> str:
     return text
 
 
+@main.command("inspect")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--n", type=click.IntRange(min=1), default=6, show_default=True, help="size n of the sequence shown")
+@click.option("--seed", type=int, default=1, show_default=True, help="seed of the sampled sequence")
+def inspect_command(run_dir, n, seed):
+    """Step by step, what the model trained in RUN_DIR does on one sequence of size N.
+
+    The table of Joulin & Mikolov (2015), Table 3: the symbol read, the next one, the prediction and
+    p(next), then each stack's (list's) action and top value (-1 = empty).
+    """
+    from stackparse.evaluation.inspect import format_steps, sample_for_inspection, trace_example
+    from stackparse.experiments import load_experiment
+    _, objective = load_experiment(run_dir)
+    example = sample_for_inspection(objective.task, n, seed)
+    click.echo(objective.task.render(example) + "\n")
+    click.echo(format_steps(trace_example(objective.model, objective.task, example)))
+
+
 # ---- dependency parsing --------------------------------------------------------------------------
 @main.group()
 def corpus():

@@ -79,6 +79,11 @@ class SequenceModel(abc.ABC):
     def state_tensors(self, state) -> list[dy.Expression]:
         """Every tensor of the state, so it can be detached and carried to a new graph."""
 
+    def trace(self, state) -> list[tuple[str, str]]:
+        """(column, value) pairs describing a state for the step-by-step table of `inspect`
+        (e.g. memory actions); none by default."""
+        return []
+
     def scores(self, state) -> dy.Expression:
         """Unnormalised output scores, eq. 2 of Joulin & Mikolov: V h_t + c. (n_outputs,) x batch."""
         return dy.affine_transform([self.c, self.V, self.hidden(state)])

@@ -152,6 +152,14 @@ class _MemoryRNN(SequenceModel):
     def hidden(self, state):
         return state.hidden
 
+    def trace(self, state):
+        """Each memory's most probable action at the last step, then its top (head) value."""
+        actions = state.actions.npvalue().reshape(len(self.actions_used), -1)
+        tops = state.memory.top().npvalue().reshape(-1)
+        count = range(1, self.config.memories + 1)
+        return ([(f"action {i}", self.actions_used[a]) for i, a in zip(count, actions.argmax(axis=0))]
+                + [(f"top {i}", f"{v:.2f}") for i, v in zip(count, tops)])
+
     def state_tensors(self, state):
         return [state.hidden, *state.memory.tensors()]
 

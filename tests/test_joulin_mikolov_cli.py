@@ -1,0 +1,50 @@
+"""The CLI paths of issue 4: `train --model stack-rnn / list-rnn` with their settings, and `inspect`."""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+
+TINY = ["--hidden", "6", "--epochs", "2", "--epoch-size", "20", "--validation-size", "5", "--test-max-n", "20",
+        "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A tiny rounding Stack RNN run (its quality does not matter here)."""
+    out = tmp_path_factory.mktemp("run")
+    result = CliRunner().invoke(main, ["train", "anbn", "--model", "stack-rnn", "--stacks", "2", "--no-op",
+                                       "--rounding", "--rounding-start", "1", *TINY, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_train_saves_the_memory_settings(trained):
+    config = json.loads((trained / "config.json").read_text())
+    assert config["model"] == "stack-rnn"
+    assert {k: config["model_config"][k] for k in ("stacks", "no_op", "rounding", "k")} == \
+        {"stacks": 2, "no_op": True, "rounding": True, "k": 2}
+
+
+def test_inspect_prints_one_row_per_step_with_each_stacks_action_and_top(trained):
+    result = CliRunner().invoke(main, ["inspect", str(trained), "--n", "3"])
+    assert result.exit_code == 0, result.output
+    table = [line for line in result.output.splitlines() if line.startswith("| ")]
+    assert table[0].split(" | ")[4:] == ["action 1", "action 2", "top 1", "top 2 |"]
+    assert len(table) == 1 + 6                                   # header, then aaabbb
+    assert all(row.split(" | ")[4] in ("PUSH", "POP", "NO-OP") for row in table[1:])
+
+
+def test_list_rnn_trains_and_a_stack_setting_is_refused(tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(main, ["train", "anbn", "--model", "list-rnn", "--lists", "2", *TINY, "--out", str(tmp_path)])
+    assert ok.exit_code == 0, ok.output
+    bad = runner.invoke(main, ["train", "anbn", "--model", "list-rnn", "--stacks", "2", *TINY,
+                               "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "--stacks" in bad.output
+
+
+def test_inspect_refuses_a_directory_without_a_run(tmp_path):
+    result = CliRunner().invoke(main, ["inspect", str(tmp_path)])
+    assert result.exit_code == 2 and "not a finished run" in result.output
