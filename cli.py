@@ -91,6 +91,7 @@ def _field_help(cls, name: str) -> str:
         "seed": "random seed (DyNet and numpy)", "epoch_size": "examples per epoch",
         "stream_examples": "examples concatenated into one training stream",
         "validation_size": "validation examples (drawn from the training sizes)",
+        "max_minutes": "time budget: no epoch starts that would end past it, 0 = none",
     }.get(name, name.replace("_", " "))
 
 
@@ -229,7 +230,7 @@ def _parser_options(f):
         default = fld.default
         f = click.option(f"--{fld.name.replace('_', '-')}", fld.name, type=type(default), default=None,
                          show_default=str(default) if default != "" else "none", help=_parser_help(fld.name))(f)
-    for name in ("epochs", "batch_size", "optimizer", "lr", "clip", "patience", "seed"):
+    for name in ("epochs", "batch_size", "optimizer", "lr", "clip", "patience", "max_minutes", "seed"):
         f = click.option(f"--{name.replace('_', '-')}", name, type=type(getattr(PARSER_TRAINING, name)),
                          default=None, show_default=str(getattr(PARSER_TRAINING, name)),
                          help=_field_help(TrainConfig, name).replace("streams (sequences)", "sentences"))(f)
@@ -288,6 +289,19 @@ def parse(model_dir, input_file, output):
     stats = Parser.load(model_dir).parse_file(input_file, output, progress=True)
     click.echo(f"parsed {stats['sentences']} sentences, {stats['words']} words in {stats['seconds']:.1f} s "
                f"({stats['words_per_s']:.0f} words/s) -> {output}", err=True)
+
+
+@main.command("bench-parser")
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--test", "test_file", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("corpora/en-test.conllu"), show_default=True, help="gold test treebank")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="where result.json and report.md go [default: RUN_DIR/benchmark]")
+def bench_parser(run_dir, test_file, out):
+    """Benchmark a train-parser run: test UAS/LAS and parsing words/s (one process), with its
+    training figures (minutes, sentences/s, dev scores). Writes result.json and report.md."""
+    from parsers.benchmark import benchmark_parser, markdown
+    click.echo(markdown(benchmark_parser(run_dir, test_file, out or run_dir / "benchmark")))
 
 
 @main.command()

@@ -16,7 +16,7 @@ from parsers.vocab import Vocab
 from stackparse.config import to_dict, write_json
 
 
-def parse_sentences(model: StackLSTMParser, sentences: list[Sentence], batch_size: int = 64,
+def parse_sentences(model: StackLSTMParser, sentences: list[Sentence], batch_size: int = 32,
                     progress=None) -> list[Configuration]:
     """Final configurations of greedy parses, batches of similar length decoded in lockstep."""
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i].words))

@@ -7,6 +7,8 @@ from click.testing import CliRunner
 
 import cli
 from stackparse.benchmarks import suites
+from stackparse.models import MODELS
+from stackparse.tasks import TASKS
 from stackparse.training import TrainConfig
 from stackparse.training.sequence import SequenceDataConfig
 from tests.parsers_fixtures import SHARED_CORPORA, SMALL_CONLLU, ewt, write
@@ -40,8 +42,8 @@ def test_train_writes_config_parameters_and_metrics(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["train", "nope"], "unknown task 'nope'; valid tasks: addition, anb2n"),
-    (["train", "anbn", "--model", "nope"], "unknown model 'nope'; valid models: gru, lstm, rnn"),
+    (["train", "nope"], "unknown task 'nope'; valid tasks: " + ", ".join(sorted(TASKS))),
+    (["train", "anbn", "--model", "nope"], "unknown model 'nope'; valid models: " + ", ".join(sorted(MODELS))),
     (["train", "anbn", "--hidden", "0"], "--hidden must be at least 1"),
     (["train", "anbn", "--test-max-n", "10"], "test range 1..10 ends below the training range 1..19"),
     (["train", "anbn", "--test-max-n", "-5"], "test range 1..-5 is empty"),
@@ -88,6 +90,8 @@ def test_train_parser_parse_evaluate(tmp_path):
     assert "best dev LAS" in out
     run("parse", tmp_path / "run", tmp_path / "dev.conllu", "-o", tmp_path / "pred.conllu")
     scores = run("evaluate", tmp_path / "dev.conllu", tmp_path / "pred.conllu")
+    bench = run("bench-parser", tmp_path / "run", "--test", tmp_path / "dev.conllu")
+    assert "parse words/s" in bench and (tmp_path / "run" / "benchmark" / "result.json").is_file()
     assert scores.splitlines()[0] == "words " + str(sum(len(s.words) for s in ewt("dev")[:20]))
     assert {"UAS", "LAS"} <= {line.split()[0] for line in scores.splitlines()}
 

@@ -87,3 +87,9 @@ def test_same_seed_same_numbers(tmp_path, parity):
 def test_nonsensical_settings_are_user_errors(bad):
     with pytest.raises(UserError):
         TrainConfig(**bad).validate()
+
+
+def test_time_budget_stops_before_an_epoch_that_would_overrun(tmp_path, parity):
+    train = TrainConfig(epochs=50, batch_size=4, seed=1, max_minutes=1e-9)
+    Trainer(train, builder(parity, train), progress=False).fit(tmp_path)
+    assert len(log(tmp_path)) == 1

@@ -38,6 +38,8 @@ class TrainConfig:
       "inverse" is lr / (1 + lr_decay * epoch) (Dyer et al. 2015); "constant".
     patience: stop after this many epochs without improvement (0 = run all epochs).
     restarts: independent runs from different initialisations; the best on validation is kept.
+    max_minutes: time budget of each run: no epoch is started that the last epoch's duration says
+      would end past it (0 = none). Epoch counts then depend on the machine's speed.
     """
     epochs: int = 40
     batch_size: int = 1
@@ -50,6 +52,7 @@ class TrainConfig:
     patience: int = 0
     restarts: int = 1
     seed: int = 1
+    max_minutes: float = 0.0
 
     def validate(self) -> None:
         checks = [
@@ -60,6 +63,7 @@ class TrainConfig:
             (self.clip >= 0, f"--clip must be 0 (off) or positive (got {self.clip})"),
             (self.restarts >= 1, f"--restarts must be at least 1 (got {self.restarts})"),
             (self.patience >= 0, f"--patience must be 0 (off) or positive (got {self.patience})"),
+            (self.max_minutes >= 0, f"--max-minutes must be 0 (none) or positive (got {self.max_minutes})"),
             (self.optimizer in OPTIMIZERS, f"--optimizer must be one of {sorted(OPTIMIZERS)}"),
             (self.lr_schedule in ("plateau", "inverse", "constant"),
              "--lr-schedule must be plateau, inverse or constant"),
@@ -112,6 +116,7 @@ class RunState:
     best: float | None = None
     best_epoch: int = -1
     bad_epochs: int = 0
+    seconds: float = 0.0        # training time so far, for the time budget
     finished: bool = False
 
 
@@ -204,12 +209,11 @@ class Trainer:
                 metrics = self._epoch(objective, optimizer, state, seed, out)
                 self._after_epoch(objective, optimizer, state, metrics, run_dir, out)
         except KeyboardInterrupt:
-            tqdm.write(f"interrupted: the best model so far is kept in {run_dir / 'best'}")
+            tqdm.write(f"interrupted: the best model so far is kept in {out / 'best'}")
             raise
         if existing_dir(run_dir / "best") is None:      # no epoch ran (resumed a finished run)
             raise UserError(f"{run_dir}: no trained model found to resume from")
         best_metrics = json.loads((existing_dir(run_dir / "best") / "metrics.json").read_text())
-        self._keep_overall_best(out, run_dir, state)
         return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best")
 
     def _epoch(self, objective, optimizer, state: RunState, seed: int, out: Path) -> dict:
@@ -256,12 +260,16 @@ class Trainer:
         metrics["best"] = state.best
         if improved:
             save_dir_atomically(run_dir / "best", lambda d: self._save(objective, d, metrics))
+            self._keep_overall_best(out, run_dir, state)     # so Ctrl-C always leaves out/best
         else:
             state.bad_epochs += 1
             if cfg.lr_schedule == "plateau":
                 state.lr /= 2    # Joulin & Mikolov: halve the rate when validation stops improving
         state.epoch += 1
-        state.finished = state.epoch >= cfg.epochs or (cfg.patience > 0 and state.bad_epochs >= cfg.patience)
+        state.seconds += metrics["epoch_seconds"]
+        out_of_time = cfg.max_minutes > 0 and state.seconds + metrics["epoch_seconds"] > 60 * cfg.max_minutes
+        state.finished = (state.epoch >= cfg.epochs or out_of_time
+                          or (cfg.patience > 0 and state.bad_epochs >= cfg.patience))
         with open(out / "log.jsonl", "a", encoding="utf-8") as log:
             log.write(json.dumps(metrics) + "\n")
         if self.progress:
