@@ -273,8 +273,8 @@ class Trainer:
         with open(out / "log.jsonl", "a", encoding="utf-8") as log:
             log.write(json.dumps(metrics) + "\n")
         if self.progress:
-            shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in metrics.items()}
-            tqdm.write(json.dumps(shown))
+            tqdm.write(f"run {state.restart} epoch {state.epoch}/{cfg.epochs}: " + "  ".join(
+                f"{k} {v:.4g}" for k, v in metrics.items() if isinstance(v, float)))
         save_dir_atomically(run_dir / "checkpoint", lambda d: self._checkpoint(objective, d, state))
 
     @staticmethod
