@@ -14,7 +14,8 @@ from typing import ClassVar, Sequence
 import dynet as dy
 import numpy as np
 
-from stackparse.errors import UserError, unknown_name
+from stackparse.errors import UserError
+from stackparse.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -105,19 +106,6 @@ def reattach(values: list[np.ndarray]) -> list[dy.Expression]:
             for v in values]
 
 
-MODELS: dict[str, type[SequenceModel]] = {}
-
-
-def register(cls: type[SequenceModel]) -> type[SequenceModel]:
-    """Class decorator: make a model available by its `name` to the CLI and benchmarks."""
-    if cls.name in MODELS:
-        raise ValueError(f"model {cls.name!r} registered twice")
-    MODELS[cls.name] = cls
-    return cls
-
-
-def get_model_class(name: str) -> type[SequenceModel]:
-    try:
-        return MODELS[name]
-    except KeyError:
-        raise unknown_name("model", name, MODELS) from None
+MODELS = Registry("model")
+register = MODELS.register
+get_model_class = MODELS.get_class

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from stackparse.errors import unknown_name
+from stackparse.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -103,20 +103,10 @@ class Task(abc.ABC):
             f"[{self.outputs[t]}]" if s else self.outputs[t] for t, s in zip(example.targets, example.scored))
 
 
-TASKS: dict[str, type[Task]] = {}
-
-
-def register(cls: type[Task]) -> type[Task]:
-    """Class decorator: make a task available by its `name` (to the CLI, the trainer and benchmarks)."""
-    if cls.name in TASKS:
-        raise ValueError(f"task {cls.name!r} registered twice")
-    TASKS[cls.name] = cls
-    return cls
+TASKS = Registry("task")
+register = TASKS.register
 
 
 def get_task(name: str) -> Task:
-    """The task registered as `name`; a UserError listing the valid names otherwise."""
-    try:
-        return TASKS[name]()
-    except KeyError:
-        raise unknown_name("task", name, TASKS) from None
+    """An instance of the task registered as `name`; a UserError listing the valid names otherwise."""
+    return TASKS.get_class(name)()
