@@ -23,7 +23,7 @@ from parsers.model import ParserConfig, StackLSTMParser, read_vectors
 from parsers.transitions import get_system
 from parsers.training import ParserObjective, build_parser, parse_sentences, save_parser, with_tree
 from parsers.vocab import Vocab
-from stackparse.config import from_dict, to_dict, write_json
+from stackparse.config import from_dict, to_dict, write_json, write_run_config
 from stackparse.errors import UserError
 from stackparse.training import TrainConfig, Trainer
 
@@ -148,8 +148,8 @@ def train_parser(train: str | Path, dev: str | Path | None = None, out: str | Pa
         print(f"{train}: {skipped} sentence(s) the {config.system} system cannot derive "
               f"(non-projective) are left out of training")
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "config.json", {"parser": to_dict(config), "train": to_dict(training),
-                                     "train_file": str(train), "dev_file": str(dev_path or train)})
+    write_run_config(out / "config.json", {"parser": to_dict(config), "train": to_dict(training),
+                                           "train_file": str(train), "dev_file": str(dev_path or train)}, resume)
 
     def build(seed):
         model, pc = build_parser(config, vocab, pretrained)

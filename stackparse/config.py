@@ -13,6 +13,8 @@ import types
 import typing
 from pathlib import Path
 
+from stackparse.errors import UserError
+
 
 def to_dict(config) -> dict:
     """A plain-JSON dict of a (possibly nested) settings dataclass."""
@@ -70,3 +72,15 @@ def save_config(path: Path | str, config) -> None:
 def load_config(path: Path | str, cls):
     with open(path, encoding="utf-8") as f:
         return from_dict(cls, json.load(f))
+
+
+def write_run_config(path: Path | str, data: dict, resume: bool) -> None:
+    """Write a run's settings; when resuming, insist they are the ones the run was started with."""
+    path = Path(path)
+    if resume and path.is_file():
+        with open(path, encoding="utf-8") as f:
+            saved = json.load(f)
+        if saved != json.loads(json.dumps(data)):
+            changed = sorted(k for k in set(saved) | set(data) if saved.get(k) != json.loads(json.dumps(data.get(k))))
+            raise UserError(f"{path}: --resume with settings other than the run's own (differ: {', '.join(changed)})")
+    write_json(path, data)

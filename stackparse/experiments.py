@@ -13,7 +13,7 @@ from pathlib import Path
 import dynet as dy
 import numpy as np
 
-from stackparse.config import from_dict, to_dict, write_json
+from stackparse.config import from_dict, to_dict, write_json, write_run_config
 from stackparse.errors import UserError
 from stackparse.evaluation.sequence import evaluate_sizes
 from stackparse.models import get_model_class
@@ -79,7 +79,7 @@ def run_experiment(config: ExperimentConfig, out: Path | str, resume: bool = Fal
     config.validate()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "config.json", to_dict(config))
+    write_run_config(out / "config.json", to_dict(config), resume)
     start = time.perf_counter()
     result = Trainer(config.train, lambda seed: build_objective(config, seed), progress).fit(out, resume)
     train_seconds = time.perf_counter() - start

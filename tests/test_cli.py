@@ -144,3 +144,11 @@ def test_missing_or_corrupt_model_directory(tmp_path):
     for name in ("params", "vocab.json", "config.json"):
         (model / name).write_text("garbage")
     assert "corrupt parser model" in run("parse", model, source, "-o", tmp_path / "o", ok=False)
+
+
+def test_resume_refuses_other_settings(tmp_path):
+    run("train", "anbn", "--model", "rnn", "--out", tmp_path, *TINY_TASK)
+    assert "--resume with settings other than the run's own (differ: model_config)" in run(
+        "train", "anbn", "--model", "rnn", "--out", tmp_path, "--resume", *TINY_TASK[:-3], "--hidden", "5",
+        "--quiet", ok=False)
+    assert "% of n" in run("train", "anbn", "--model", "rnn", "--out", tmp_path, "--resume", *TINY_TASK)
