@@ -52,6 +52,33 @@ def sample_sizes(task: Task, rng: np.random.Generator, lo: int, hi: int, count: 
     return [task.sample(rng, int(n)) for n in rng.integers(max(lo, task.min_n()), hi + 1, size=count)]
 
 
+def segment_losses(model: SequenceModel, batch: list[Example], bptt: int):
+    """(loss, scored steps) per truncated-BPTT segment of `batch` (streams in lockstep, one DyNet batch).
+
+    Each loss, built in a fresh graph, is the sum of -log p(target) over the segment's scored steps,
+    divided by the number of streams; the state is carried (detached) into the next segment. The
+    trainer backpropagates each one; an evaluation just sums their values.
+    """
+    inputs, targets, mask = pad(batch)           # each (T, B)
+    steps, size = inputs.shape
+    cut = bptt or steps
+    carried = None
+    for t0 in range(0, steps, cut):
+        dy.renew_cg()
+        state = model.initial_state(size, None if carried is None else reattach(carried))
+        terms = []
+        for t in range(t0, min(t0 + cut, steps)):
+            state = model.step(state, inputs[t])
+            if mask[t].any():
+                nll = dy.pickneglogsoftmax_batch(model.scores(state), targets[t])
+                terms.append(nll if mask[t].all() else dy.cmult(nll, reattach([mask[t][None]])[0]))
+        count = int(mask[t0:t0 + cut].sum())
+        if terms:
+            yield dy.sum_batches(dy.esum(terms)) / size, count
+        if t0 + cut < steps:
+            carried = detach(model.state_tensors(state))
+
+
 class SequenceObjective:
     """Connects a task and a model to the trainer (see `stackparse.training.trainer.Objective`)."""
     criterion = "val_entropy"
@@ -77,26 +104,9 @@ class SequenceObjective:
         return [streams[i:i + b] for i in range(0, len(streams), b)]
 
     def losses(self, batch: list[Example]):
-        """One loss per BPTT segment: sum of -log p(target) over scored steps, / streams."""
+        """One loss per BPTT segment (see `segment_losses`)."""
         self.model.training = True
-        inputs, targets, mask = pad(batch)           # each (T, B)
-        steps, size = inputs.shape
-        cut = self.train.bptt or steps
-        carried = None
-        for t0 in range(0, steps, cut):
-            dy.renew_cg()
-            state = self.model.initial_state(size, None if carried is None else reattach(carried))
-            terms = []
-            for t in range(t0, min(t0 + cut, steps)):
-                state = self.model.step(state, inputs[t])
-                if mask[t].any():
-                    nll = dy.pickneglogsoftmax_batch(self.model.scores(state), targets[t])
-                    terms.append(nll if mask[t].all() else dy.cmult(nll, reattach([mask[t][None]])[0]))
-            count = int(mask[t0:t0 + cut].sum())
-            if terms:
-                yield dy.sum_batches(dy.esum(terms)) / size, count
-            if t0 + cut < steps:
-                carried = detach(self.model.state_tensors(state))
+        yield from segment_losses(self.model, batch, self.train.bptt)
 
     def validate(self) -> dict[str, float]:
         self.model.training = False
