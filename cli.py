@@ -153,7 +153,9 @@ def bench(suite, seeds, workers, out):
     """Run benchmark SUITE over several seeds, then write its report (report.md, report.json).
 
     Resumable: experiments whose result.json exists in --out are not run again.
-    Suites: counting-baselines (Joulin & Mikolov Table 2, RNN and LSTM).
+    Suites: counting-baselines and counting-memory (Joulin & Mikolov Table 2: RNN, LSTM; List RNN,
+    Stack RNN, Stack RNN + rounding), memorization and addition (Figure 2, accuracy against n, with
+    curves.png), lm-treebank (Table 4 on the treebank's words: perplexity).
     """
     from stackparse.benchmarks.runner import run_suite
     from stackparse.benchmarks.suites import get_suite
@@ -172,18 +174,13 @@ def report(results):
 
 def _report(out: Path) -> str:
     import json
-    from stackparse.benchmarks.report import aggregate, markdown
+    from stackparse.benchmarks.report import write_report
     from stackparse.benchmarks.runner import load_results
     from stackparse.benchmarks.suites import get_suite
-    from stackparse.config import write_json
     if not (out / "suite.json").is_file():
         raise UserError(f"{out}: not a benchmark directory (no suite.json)")
     suite = get_suite(json.loads((out / "suite.json").read_text())["suite"])
-    table = aggregate(suite, load_results(out))
-    text = f"{suite.description}; metric: {suite.metric}\n\n" + markdown(suite, table)
-    (out / "report.md").write_text(text)
-    write_json(out / "report.json", table)
-    return text
+    return write_report(suite, load_results(out), out)
 
 
 @main.command("inspect")

@@ -23,26 +23,39 @@ from stackparse.config import to_dict, write_json
 
 def run_job(job: Job, out: Path) -> dict:
     """Train and test one job in this process; returns its result record."""
-    from stackparse.experiments import ExperimentConfig, run_experiment
-    from stackparse.models import get_model_class
-    from stackparse.training import TrainConfig
-
     run_dir = Path(out) / job.key
-    settings = {"model_config": to_dict(get_model_class(job.model).Config()), **job.overrides}
-    settings["train"] = dataclasses.replace(settings.get("train", TrainConfig()), seed=job.seed)
-    config = ExperimentConfig(job.task, job.model, **settings)
     start = time.perf_counter()
     try:
-        metrics = run_experiment(config, run_dir, progress=False)
+        config, metrics = _run(job, run_dir)
     except Exception as e:           # recorded, so one broken job does not stop the suite
         write_json(run_dir / "error.json", {"job": dataclasses.asdict(job), "error": repr(e),
                                             "traceback": traceback.format_exc()})
         return {"job": dataclasses.asdict(job), "error": repr(e)}
-    result = {"job": dataclasses.asdict(job), "config": to_dict(config), "metrics": metrics,
+    result = {"job": dataclasses.asdict(job), "config": config, "metrics": metrics,
               "wall_seconds": time.perf_counter() - start, "machine": platform.platform(),
               "versions": {p: _version(p) for p in ("dyNET38", "numpy", "stackparse")}}
     write_json(run_dir / "result.json", result)
     return result
+
+
+def _run(job: Job, run_dir: Path) -> tuple[dict, dict]:
+    """(settings, metrics) of one job, by its kind: the suite's overrides, then the column's settings."""
+    from stackparse.experiments import ExperimentConfig, run_experiment
+    from stackparse.models import get_model_class
+    from stackparse.training import TrainConfig
+    from stackparse.training.sequence import SequenceDataConfig
+
+    settings = dict(job.overrides)
+    model_config = {**to_dict(get_model_class(job.model).Config()), **settings.pop("model_config", {}),
+                    **job.model_settings}
+    train = dataclasses.replace(settings.pop("train", TrainConfig()), seed=job.seed, **job.train_settings)
+    data = dataclasses.replace(settings.pop("data", SequenceDataConfig()), **job.data_settings)
+    if job.kind == "language-model":
+        from stackparse.tasks.language_model import run_language_model
+        metrics = run_language_model(job.model, model_config, train, run_dir, progress=False)
+        return json.loads((run_dir / "config.json").read_text()), metrics
+    config = ExperimentConfig(job.task, job.model, model_config, train, data, **settings)
+    return to_dict(config), run_experiment(config, run_dir, progress=False)
 
 
 def _version(package: str) -> str:

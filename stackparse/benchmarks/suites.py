@@ -1,52 +1,118 @@
-"""Benchmark suites: named lists of (task, model) experiments, each run over several seeds.
+"""Benchmark suites: named lists of experiments (task x column), each run over several seeds.
 
-A suite knows its experiments and which published table it reproduces; the runner and the report
-know nothing of tasks or models.
+A column is a model, or a model with its own settings (a model may appear in several columns, e.g.
+the Stack RNN with and without rounding). A suite knows its experiments and which published table it reproduces; the
+runner and the report know nothing of tasks or models.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from stackparse.benchmarks.published import JOULIN_MIKOLOV_TABLE2
+from stackparse.benchmarks.published import JOULIN_MIKOLOV_TABLE2, JOULIN_MIKOLOV_TABLE4
 from stackparse.errors import unknown_name
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a suite's table: `model` with settings that differ from its defaults.
+
+    train_settings / data_settings override TrainConfig / SequenceDataConfig fields."""
+    label: str
+    model: str
+    model_settings: dict = field(default_factory=dict)
+    train_settings: dict = field(default_factory=dict)
+    data_settings: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Job:
     """One experiment of a suite: `train TASK --model MODEL` for one seed.
 
-    overrides: ExperimentConfig fields other than the defaults ("train", "data", "model_config", ...);
-    the seed always comes from `seed`."""
+    overrides: ExperimentConfig fields other than the defaults ("train", "data", "model_config", ...),
+    shared by the suite; a column's own settings (label, model_settings, ...) apply on top. The seed
+    always comes from `seed`. kind: "sequence" (a task and its test protocol) or "language-model".
+    """
     task: str
     model: str
     seed: int
     overrides: dict = field(default_factory=dict)
+    label: str = ""
+    kind: str = "sequence"
+    model_settings: dict = field(default_factory=dict)
+    train_settings: dict = field(default_factory=dict)
+    data_settings: dict = field(default_factory=dict)
 
     @property
     def key(self) -> str:
-        return f"{self.task}--{self.model}--s{self.seed}"
+        return f"{self.task}--{self.label or self.model}--s{self.seed}"
 
 
 @dataclass(frozen=True)
 class Suite:
+    """models: model names, or `Column`s where a model needs settings or appears twice."""
     name: str
     description: str
     tasks: tuple[str, ...]
-    models: tuple[str, ...]
-    published: dict                     # task -> model -> the paper's number
+    models: tuple[str | Column, ...]
+    published: dict                     # task -> column label -> the paper's number
     metric: str = "percent_n_correct"
     paper: str = ""
     overrides: dict = field(default_factory=dict)
+    kind: str = "sequence"
+    curves: bool = False                # also report and plot accuracy against n
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return tuple(m if isinstance(m, Column) else Column(m, m) for m in self.models)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(c.label for c in self.columns)
 
     def jobs(self, seeds: int) -> list[Job]:
-        return [Job(t, m, s, self.overrides) for t in self.tasks for m in self.models for s in range(1, seeds + 1)]
+        return [Job(t, c.model, s, self.overrides, c.label, self.kind, c.model_settings, c.train_settings,
+                    c.data_settings)
+                for t in self.tasks for c in self.columns for s in range(1, seeds + 1)]
 
+
+COUNTING = ("anbn", "anbncn", "anbncndn", "anb2n", "anbmcnm")
+TABLE2 = "Joulin & Mikolov 2015, Table 2"
+# The Stack and List RNNs train on minibatches of streams (see BENCHMARKS.md for the speed this buys).
+MEMORY_TRAINING = {"batch_size": 8}
 
 SUITES = {s.name: s for s in [
     Suite("counting-baselines",
           "Joulin & Mikolov 2015, Table 2, RNN and LSTM columns: the five counting tasks",
-          ("anbn", "anbncn", "anbncndn", "anb2n", "anbmcnm"), ("rnn", "lstm"),
-          JOULIN_MIKOLOV_TABLE2, paper="Joulin & Mikolov 2015, Table 2"),
+          COUNTING, ("rnn", "lstm"), JOULIN_MIKOLOV_TABLE2, paper=TABLE2),
+    Suite("counting-memory",
+          "Joulin & Mikolov 2015, Table 2, List RNN 40+5, Stack RNN 40+10 and Stack RNN 40+10 + rounding",
+          COUNTING,
+          (Column("list-rnn", "list-rnn", {"lists": 5}, MEMORY_TRAINING),
+           Column("stack-rnn", "stack-rnn", {"stacks": 10}, MEMORY_TRAINING),
+           Column("stack-rnn+rounding", "stack-rnn", {"stacks": 10, "rounding": True}, MEMORY_TRAINING)),
+          JOULIN_MIKOLOV_TABLE2, paper=TABLE2),
+    Suite("memorization",
+          "Joulin & Mikolov 2015, Figure 2 (left): memorization, accuracy against n; 100 hidden units",
+          ("memorization",),
+          (Column("rnn", "rnn", {"hidden": 100}), Column("lstm", "lstm", {"hidden": 100}),
+           Column("list-rnn", "list-rnn", {"hidden": 100, "lists": 10}, MEMORY_TRAINING),
+           Column("stack-rnn", "stack-rnn", {"hidden": 100, "stacks": 10}, MEMORY_TRAINING)),
+          {}, paper="Joulin & Mikolov 2015, Figure 2", curves=True),
+    Suite("addition",
+          "Joulin & Mikolov 2015, Figure 2 (right): binary addition, accuracy against n; Stack RNN 100+10",
+          ("addition",),
+          (Column("stack-rnn", "stack-rnn", {"hidden": 100, "stacks": 10}, MEMORY_TRAINING),),
+          {}, paper="Joulin & Mikolov 2015, Figure 2", curves=True),
+    Suite("lm-treebank",
+          "Joulin & Mikolov 2015, Table 4 on the UD English EWT words (the PTB is not available here): "
+          "test perplexity, 100 hidden units",
+          ("treebank-lm",),
+          (Column("rnn", "rnn", {"hidden": 100}, {"batch_size": 32, "epochs": 6}),
+           Column("lstm", "lstm", {"hidden": 100}, {"batch_size": 32, "epochs": 6}),
+           Column("stack-rnn", "stack-rnn", {"hidden": 100, "stacks": 60, "recurrent": True},
+                  {"batch_size": 32, "epochs": 6})),
+          JOULIN_MIKOLOV_TABLE4, metric="test_perplexity", kind="language-model",
+          paper="Joulin & Mikolov 2015, Table 4, PTB: not the same data"),
 ]}
 
 
