@@ -87,3 +87,22 @@ def test_rounding_multiplier_grows_from_its_start_epoch():
     plain = build("stack-rnn")
     plain.start_epoch(30)
     assert plain.beta == 1.0
+
+
+def test_rounding_removes_memories_whose_read_never_changes_without_changing_predictions(rng, parity):
+    model = build("stack-rnn", rounding=True, rounding_start=0, rounding_growth=2.0)
+    model.start_epoch(3)
+    A = model.A.as_array()
+    A[:] = [[-50] * 8, [50] * 8] * 3                                 # stack 1 always pops: always empty;
+    A[2:] = [[50] * 8, [-50] * 8] * 2                                # stacks 2 and 3 push sigma(D h_t)
+    model.A.set_value(A)
+    examples = [parity.sample(rng, n) for n in (1, 2, 3, 4, 5)]
+
+    def scores():
+        return [run(model, np.array(e.inputs)[:, None])[0] for e in examples]
+
+    before = scores()
+    assert model.simplify(examples) == {"memories_in_use": 2}
+    assert model.active.as_array().tolist() == [[0.0, 1.0, 1.0]] and not model.P.as_array()[:, :2].any()
+    assert all(np.allclose(b, a, atol=1e-5) for b, a in zip(before, scores()))
+    assert model.simplify(examples) == {"memories_in_use": 2}          # nothing else is constant

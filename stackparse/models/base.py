@@ -60,6 +60,12 @@ class SequenceModel(abc.ABC):
         """Called by the objective before each training epoch (0-based), for models whose
         training follows a schedule; the default does nothing."""
 
+    def simplify(self, examples) -> dict[str, float]:
+        """Called by the objective before each validation, in evaluation mode, with the validation
+        examples: a model may remove parts it does not use on them (e.g. memories) without changing
+        its predictions there. Returns numbers for the training log; the default does nothing."""
+        return {}
+
     def embed(self, ids: Sequence[int]) -> dy.Expression:
         """One-hot vectors for a batch of input symbols: (n_inputs,) x batch."""
         return dy.lookup_batch(self.onehot, list(ids), update=False)

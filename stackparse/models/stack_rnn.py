@@ -17,8 +17,10 @@ Choices the paper leaves open, and why:
   action logits are multiplied by beta = 1 until epoch `rounding_start`, then by
   `rounding_growth` ** (epochs since), which pushes the controllers towards discrete actions
   while they fine-tune; validation and test use discrete actions (each memory's most probable
-  action, probability 1), as the reference code's `-hard` does at validation and test time. beta is
-  a function of the epoch, so a resumed run recomputes it. Without `--rounding`, actions stay
+  action, probability 1), as the reference code's `-hard` does at validation and test time; and
+  during fine-tuning, unused memories are removed before each validation (`simplify`: a memory
+  whose read never changes on the validation sequences is folded into the bias). beta is a
+  function of the epoch, so a resumed run recomputes it. Without `--rounding`, actions stay
   continuous everywhere.
 """
 from __future__ import annotations
@@ -27,9 +29,12 @@ from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
 import dynet as dy
+import numpy as np
 
 from stackparse.errors import UserError
-from stackparse.memories.joulin_mikolov import LIST_ACTIONS, STACK_ACTIONS, ListMemory, StackMemory
+from stackparse.evaluation.sequence import pad
+from stackparse.memories.joulin_mikolov import (LIST_ACTIONS, STACK_ACTIONS, TRIM_TOLERANCE, ListMemory,
+                                                StackMemory)
 from stackparse.models.base import ModelConfig, SequenceModel, register
 
 
@@ -106,6 +111,8 @@ class _MemoryRNN(SequenceModel):
         self.P = self.pc.add_parameters((m, k * count), name="P")
         self.A = self.pc.add_parameters((len(self.actions_used) * count, m), name="A")
         self.D = self.pc.add_parameters((count, m), name="D")
+        # Rounding removes unused memories: 1 for a memory in use, 0 for a removed one; never trained.
+        self.active = self.pc.add_parameters((1, count), init=1.0, name="active") if config.rounding else None
         self.beta = 1.0
 
     def start_epoch(self, epoch: int) -> None:
@@ -127,7 +134,10 @@ class _MemoryRNN(SequenceModel):
 
     def step(self, state, ids):
         c = self.config
-        read = dy.reshape(state.memory.read(), (c.k * c.memories,))                     # s^k_{t-1}, flat
+        read = state.memory.read()                                                       # s^k_{t-1}: (k, M)
+        if self.active is not None:
+            read = dy.cmult(read, self.active.expr(update=False))
+        read = dy.reshape(read, (c.k * c.memories,))
         terms = [self.b, self.U, self.embed(ids), self.P, read]
         if self.R is not None:
             terms += [self.R, state.hidden]
@@ -151,6 +161,38 @@ class _MemoryRNN(SequenceModel):
 
     def hidden(self, state):
         return state.hidden
+
+    def simplify(self, examples):
+        """Rounding's removal of unused memories. During fine-tuning (beta > 1), a memory whose top-k
+        read is the same at every step of every example (with discrete actions) only adds a constant
+        to the hidden layer: the constant moves into the bias b, the memory's columns of P are zeroed
+        and its read is masked off for good. Predictions on `examples` do not change."""
+        if not (self.config.rounding and self.beta > 1.0):
+            return {}
+        k, count = self.config.k, self.config.memories
+        reads = self._reads(examples)                                                      # (N, k, M)
+        active = self.active.as_array().reshape(count) > 0
+        remove = active & np.all(np.ptp(reads, axis=0) <= TRIM_TOLERANCE, axis=0)
+        if remove.any():
+            P, b = self.P.as_array(), self.b.as_array()
+            columns = [i + k * s for s in np.flatnonzero(remove) for i in range(k)]       # P's column of (i, s)
+            self.b.set_value(b + P[:, columns] @ reads[0][:, remove].reshape(-1, order="F"))
+            P[:, columns] = 0
+            self.P.set_value(P)
+            active &= ~remove
+            self.active.set_value(active.astype(float).reshape(1, count))
+        return {"memories_in_use": int(active.sum())}
+
+    def _reads(self, examples) -> np.ndarray:
+        """The (k, M) read feeding every step of every example (padding excluded): (N, k, M)."""
+        inputs, _, mask = pad(examples)
+        dy.renew_cg()
+        state, reads = self.initial_state(len(examples)), []
+        shape = (self.config.k, self.config.memories, len(examples))
+        for ids in inputs:
+            reads.append(np.broadcast_to(state.memory.read().npvalue().reshape(shape[:2] + (-1,)), shape))
+            state = self.step(state, ids)
+        return np.stack(reads).transpose(0, 3, 1, 2)[mask > 0]
 
     def trace(self, state):
         """Each memory's most probable action at the last step, then its top (head) value."""
