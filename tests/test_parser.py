@@ -8,6 +8,7 @@ from parsers.api import PARSER_TRAINING, Parser, evaluate_parser, train_parser
 from parsers.conllu_io import read_conllu, write_conllu
 from parsers.evaluate import evaluate
 from parsers.model import ParserConfig
+from stackparse.errors import UserError
 from tests.parsers_fixtures import SMALL_CONLLU, ewt, write
 
 TINY = ParserConfig(word_dim=32, upos_dim=16, char_dim=8, char_hidden=8, token_dim=32, lstm_dim=32,
@@ -72,3 +73,21 @@ def test_predicted_trees_are_well_formed(trained):
     for s in parser.parse(gold):
         assert [w.head for w in s.words].count(0) == 1
         assert all((w.head == 0) == (w.deprel == "root") for w in s.words)
+
+
+def test_pretrained_vectors_are_used_saved_and_checked(tmp_path):
+    train = list(ewt("train")[:40])
+    write_conllu(tmp_path / "train.conllu", train)
+    words = sorted({w.form for s in train for w in s.words})[:50]
+    rows = [f"{w} " + " ".join(f"{(hash(w) >> k) % 7 / 7:.3f}" for k in range(6)) for w in words]
+    (tmp_path / "vec.txt").write_text(f"{len(rows)} 6\n" + "\n".join(rows) + "\n")
+    config = dataclasses.replace(TINY, vectors=str(tmp_path / "vec.txt"))
+    parser, _ = train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run", config,
+                             dataclasses.replace(TINY_TRAINING, epochs=1), progress=False)
+    assert len(parser.model.pretrained_index) == 50
+    again = Parser.load(tmp_path / "run")
+    assert [s.heads for s in again.parse(train)] == [s.heads for s in parser.parse(train)]
+    (tmp_path / "bad.txt").write_text("the 0.1 0.2\nof 0.3\n")
+    with pytest.raises(UserError, match=r"bad.txt:2: expected 2 numbers, found 1"):
+        train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run2",
+                     dataclasses.replace(TINY, vectors=str(tmp_path / "bad.txt")), TINY_TRAINING, progress=False)
