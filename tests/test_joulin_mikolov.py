@@ -92,9 +92,9 @@ def finite_difference_check(rng, update, content0, n_actions):
 
     def loss():
         dy.renew_cg()
-        x = c0.expr()
+        x = dy.parameter(c0)
         for a, v in zip(acts, vals):
-            x = update(x, a.expr(), v.expr())
+            x = update(x, dy.parameter(a), dy.parameter(v))
         shape = x.dim()[0]
         weights.setdefault(shape, rng.standard_normal(shape))
         return dy.sum_elems(dy.cmult(dy.inputTensor(weights[shape]), x))
