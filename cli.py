@@ -201,6 +201,25 @@ def inspect_command(run_dir, n, seed):
     click.echo(format_steps(trace_example(objective.model, objective.task, example)))
 
 
+@main.command()
+@click.argument("task", default="anbn")
+@click.option("--model", "model_name", default="stack-rnn", show_default=True, help="model name")
+@click.option("--batch-sizes", default="1,2,4,8,16,32", show_default=True, help="comma-separated batch sizes")
+@click.option("--seconds", type=click.FloatRange(min=1), default=20, show_default=True,
+              help="training time measured per batch size")
+def speed(task, model_name, batch_sizes, seconds):
+    """Training speed of MODEL (default settings) on TASK: characters per second, by batch size."""
+    from stackparse.benchmarks.speed import training_speed
+    try:
+        sizes = [int(b) for b in batch_sizes.split(",")]
+    except ValueError:
+        raise UserError(f"--batch-sizes must be integers separated by commas (got {batch_sizes!r})") from None
+    click.echo("| batch size | characters | seconds | characters/s |\n|---|---|---|---|")
+    for size in sizes:
+        s = training_speed(task, model_name, {}, size, seconds)
+        click.echo(f"| {s.batch_size} | {s.chars} | {s.seconds:.1f} | {s.chars_per_s:.0f} |")
+
+
 # ---- dependency parsing --------------------------------------------------------------------------
 @main.group()
 def corpus():

@@ -48,3 +48,12 @@ def test_list_rnn_trains_and_a_stack_setting_is_refused(tmp_path):
 def test_inspect_refuses_a_directory_without_a_run(tmp_path):
     result = CliRunner().invoke(main, ["inspect", str(tmp_path)])
     assert result.exit_code == 2 and "not a finished run" in result.output
+
+
+def test_speed_prints_characters_per_second_by_batch_size():
+    result = CliRunner().invoke(main, ["speed", "anbn", "--batch-sizes", "1,2", "--seconds", "1"])
+    assert result.exit_code == 0, result.output
+    rows = [line.split(" | ") for line in result.output.splitlines() if line.startswith("| ") and "---" not in line]
+    assert [r[0] for r in rows[1:]] == ["| 1", "| 2"] and all(float(r[3].rstrip(" |")) > 0 for r in rows[1:])
+    bad = CliRunner().invoke(main, ["speed", "--batch-sizes", "one"])
+    assert bad.exit_code == 2 and "--batch-sizes" in bad.output
