@@ -91,6 +91,12 @@ def _field_help(cls, name: str) -> str:
         "seed": "random seed (DyNet and numpy)", "epoch_size": "examples per epoch",
         "stream_examples": "examples concatenated into one training stream",
         "validation_size": "validation examples (drawn from the training sizes)",
+        "stacks": "stacks in parallel (stack-rnn)", "lists": "doubly-linked lists in parallel (list-rnn)",
+        "k": "values read from each stack's top (list's head)", "no_op": "add the NO-OP action",
+        "recurrent": "use the recurrent matrix R (the paper sets R = 0 on the toy tasks)",
+        "rounding": "discrete actions at validation and test; during fine-tuning, a growing multiplier on "
+        "the action logits and removal of unused stacks", "rounding_start": "epoch where rounding's "
+        "fine-tuning starts", "rounding_growth": "factor per fine-tuning epoch of the action-logit multiplier",
         "max_minutes": "time budget: no epoch starts that would end past it, 0 = none",
     }.get(name, name.replace("_", " "))
 
