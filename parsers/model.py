@@ -14,8 +14,9 @@ Equations (numbers as in Dyer et al. 2015, §3):
     state      p_t = ReLU(W [s_t; b_t; a_t] + d)               (§3.1)
     action     p(z | p_t) = softmax over the legal actions of g_z . p_t + q_z     (eq. 1)
     compose    c = tanh(U [h; d; r] + e)                       head, dependent, relation (§3.4)
-With `context_layers > 0` a BiLSTM over the sentence contextualises x_i before it enters the
-buffer (a common extension; 0 gives Dyer et al.'s model exactly).
+With `context_layers > 0` a BiLSTM over the sentence (2 layers of 125 units per direction by
+default, as Kiperwasser & Goldberg 2016) contextualises x_i before it enters the stack and buffer, a
+common extension; `context_layers=0` gives Dyer et al.'s model exactly.
 
 Training uses word dropout (unknown-word training, Kiperwasser & Goldberg 2016: a word becomes UNK
 with probability alpha / (alpha + count)). Decoding is greedy and batched: the sentences of a batch
@@ -46,8 +47,9 @@ class ParserConfig:
     vectors: str = ""              # word2vec / fastText text file; "" = none
     vectors_limit: int = 100000    # keep the first (most frequent) words of the vectors file
     token_dim: int = 100
-    context_layers: int = 1        # BiLSTM layers over the sentence; 0 = Dyer et al. exactly
-    lstm_dim: int = 200
+    context_layers: int = 2        # BiLSTM layers over the sentence; 0 = Dyer et al. exactly
+    context_dim: int = 125         # BiLSTM units per direction (stack items are 2 * context_dim)
+    lstm_dim: int = 128
     lstm_layers: int = 2
     action_dim: int = 20
     rel_dim: int = 20
@@ -56,8 +58,8 @@ class ParserConfig:
     dropout: float = 0.2           # on token vectors and the parser state, in training only
 
     def validate(self) -> None:
-        for name in ("word_dim", "upos_dim", "token_dim", "lstm_dim", "lstm_layers", "action_dim",
-                     "rel_dim", "state_dim"):
+        for name in ("word_dim", "upos_dim", "token_dim", "context_dim", "lstm_dim", "lstm_layers",
+                     "action_dim", "rel_dim", "state_dim"):
             if getattr(self, name) < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(self, name)})")
         if not 0 <= self.dropout < 1 or self.word_dropout < 0:
@@ -133,10 +135,10 @@ class StackLSTMParser:
         self.V = [self.pc.add_parameters((c.token_dim, p)) for p in parts]
         self.b = self.pc.add_parameters((c.token_dim,), init=0.0)
         self.root = self.pc.add_parameters((c.token_dim,), name="root")
-        item = c.token_dim
+        item = 2 * c.context_dim if c.context_layers else c.token_dim
         if c.context_layers:
-            self.ctx_fwd = dy.VanillaLSTMBuilder(c.context_layers, c.token_dim, c.token_dim // 2, self.pc)
-            self.ctx_bwd = dy.VanillaLSTMBuilder(c.context_layers, c.token_dim, c.token_dim - c.token_dim // 2, self.pc)
+            self.ctx_fwd = dy.VanillaLSTMBuilder(c.context_layers, c.token_dim, c.context_dim, self.pc)
+            self.ctx_bwd = dy.VanillaLSTMBuilder(c.context_layers, c.token_dim, c.context_dim, self.pc)
         self.stack_lstm = StackLSTM(self.pc, item, c.lstm_dim, c.lstm_layers)
         self.buffer_lstm = StackLSTM(self.pc, item, c.lstm_dim, c.lstm_layers)
         self.action_lstm = StackLSTM(self.pc, c.action_dim, c.lstm_dim, c.lstm_layers)

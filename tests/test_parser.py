@@ -11,7 +11,8 @@ from parsers.model import ParserConfig
 from stackparse.errors import UserError
 from tests.parsers_fixtures import SMALL_CONLLU, ewt, write
 
-TINY = ParserConfig(word_dim=32, upos_dim=16, char_dim=8, char_hidden=8, token_dim=32, lstm_dim=32,
+TINY = ParserConfig(word_dim=32, upos_dim=16, char_dim=8, char_hidden=8, token_dim=32, context_layers=1,
+                    context_dim=16, lstm_dim=32,
                     lstm_layers=1, state_dim=32, action_dim=8, rel_dim=8)
 TINY_TRAINING = dataclasses.replace(PARSER_TRAINING, epochs=5, batch_size=8, lr=0.003)
 
