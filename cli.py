@@ -132,7 +132,8 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
     foreign = {k for c in _model_configs() for k in (f.name for f in dataclasses.fields(c))
                if options.get(k) is not None}
     if foreign:
-        raise UserError(f"model {model_name!r} takes no option {', '.join('--' + k.replace('_', '-') for k in sorted(foreign))}")
+        names = ", ".join("--" + k.replace("_", "-") for k in sorted(foreign))
+        raise UserError(f"model {model_name!r} takes no option {names}")
     train_config = _settings(TrainConfig, options)
     data_config = _settings(SequenceDataConfig, options)
     test_n = None if test_max_n is None else (task_obj.protocol.test_n[0], test_max_n)
@@ -291,7 +292,7 @@ def train_parser_command(train_file, dev, out, skip_invalid, resume, **options):
     try:
         _, metrics = train_parser(train_file, dev, out, config, training, skip_invalid, resume)
     except KeyboardInterrupt:
-        raise UserError(f"interrupted; the best model so far is in {out}/best (continue with --resume)")
+        raise UserError(f"interrupted; the best model so far is in {out}/best (continue with --resume)") from None
     click.echo(f"trained in {metrics['train_minutes']:.1f} min; best dev LAS {metrics['dev_las']:.2f}, "
                f"UAS {metrics['dev_uas']:.2f} (epoch {metrics['epoch']}); model in {out}/best")
 

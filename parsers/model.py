@@ -184,7 +184,8 @@ class StackLSTMParser:
                 if c.char_hidden:
                     parts.append(chars[form])
                 if self.pretrained_index:
-                    parts.append(self.pretrained[self.pretrained_index.get(form, self.pretrained_index.get(form.lower(), 0))])
+                    index = self.pretrained_index
+                    parts.append(self.pretrained[index.get(form, index.get(form.lower(), 0))])
                 x = dy.rectify(dy.affine_transform([self.b] + [a for pair in zip(self.V, parts) for a in pair]))
                 xs.append(dy.dropout(x, c.dropout) if rng is not None and c.dropout else x)
             xs = [self.root.expr()] + xs

@@ -1,6 +1,5 @@
 """Every CLI path, run as a user would (in-process, through click), including bad input."""
 import json
-import os
 
 import pytest
 from click.testing import CliRunner
