@@ -97,6 +97,7 @@ def _field_help(cls, name: str) -> str:
         "rounding": "discrete actions at validation and test; during fine-tuning, a growing multiplier on "
         "the action logits and removal of unused stacks", "rounding_start": "epoch where rounding's "
         "fine-tuning starts", "rounding_growth": "factor per fine-tuning epoch of the action-logit multiplier",
+        "capacity": "0 = stacks grow as needed; N = keep the top N values where BPTT cuts (long streams)",
         "max_minutes": "time budget: no epoch starts that would end past it, 0 = none",
     }.get(name, name.replace("_", " "))
 

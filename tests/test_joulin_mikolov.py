@@ -213,3 +213,11 @@ def test_restore_drops_only_empty_rows(rng):
     values[2, 0, 0], values[6, 1, 2] = 0.25, 0.5
     lst = ListMemory.restore([dy.inputTensor(values, batched=True)], k=2)
     assert lst.head == 2 and np.array_equal(lst.content.npvalue(), values[2:7].astype(np.float32))
+
+
+def test_a_capacity_keeps_only_the_top_of_the_stack_and_the_middle_of_the_list(rng):
+    values = rng.random((9, S, B))
+    assert np.array_equal(StackMemory.restore([dy.inputTensor(values, batched=True)], k=2, capacity=3)
+                          .content.npvalue(), values[:3].astype(np.float32))
+    lst = ListMemory.restore([dy.inputTensor(values, batched=True)], k=2, capacity=2)
+    assert lst.head == 2 and np.array_equal(lst.content.npvalue(), values[2:7].astype(np.float32))

@@ -20,8 +20,11 @@ Choices the paper leaves open, and why:
 - Capacity. Positions never written read EMPTY (-1, the paper's empty-stack value). An update can
   move content one position further from the top (head) at most, so each update grows the matrix
   by one EMPTY row (the list: one at each end) and nothing ever falls off, however long the
-  sequence. `trim` drops the rows that hold EMPTY again (within `TRIM_TOLERANCE`), which models do
-  when a state is carried across a truncated-BPTT cut, so depth follows the content, not the time.
+  sequence. `restore`, which models use when a state is carried across a truncated-BPTT cut, drops
+  the rows that hold EMPTY again (within `TRIM_TOLERANCE`), so depth follows the content, not the
+  time. An optional capacity also drops what lies deeper than it at those cuts (the reference code's
+  stacks hold 200 values): for very long streams, such as a language model's, where a controller
+  that keeps pushing would otherwise grow the stacks, and the cost of a step, without bound.
 - The list's read. The paper says what the list does, not what the network reads from it. We
   read the k positions ending at the head, H-k+1..H: INSERT moves older values to the left of the
   head, so with INSERT and LEFT the list is a stack and this read is the stack's top-k read.
@@ -144,11 +147,12 @@ class StackMemory:
         return [self.content]
 
     @staticmethod
-    def restore(tensors: list[dy.Expression], k: int) -> "StackMemory":
-        """The memory saved by `tensors`, its EMPTY bottom rows dropped (keeping k)."""
+    def restore(tensors: list[dy.Expression], k: int, capacity: int = 0) -> "StackMemory":
+        """The memory saved by `tensors`, its EMPTY bottom rows dropped (keeping k), and with a
+        `capacity` > 0 everything below the top `capacity` positions too."""
         (content,) = tensors
-        drop = min(_empty_run(content.npvalue(), from_end=True), _rows(content) - k)
-        return StackMemory(_slice(content, 0, _rows(content) - drop), k)
+        keep = max(k, _rows(content) - _empty_run(content.npvalue(), from_end=True))
+        return StackMemory(_slice(content, 0, min(keep, capacity) if capacity else keep), k)
 
 
 @dataclass(frozen=True)
@@ -186,10 +190,12 @@ class ListMemory:
         return [self.content]
 
     @staticmethod
-    def restore(tensors: list[dy.Expression], k: int) -> "ListMemory":
-        """The memory saved by `tensors`, as many EMPTY rows dropped at each end (keeping k - 1)."""
+    def restore(tensors: list[dy.Expression], k: int, capacity: int = 0) -> "ListMemory":
+        """The memory saved by `tensors`, as many EMPTY rows dropped at each end (keeping k - 1), and
+        with a `capacity` > 0 everything beyond `capacity` positions on either side of the head too."""
         (content,) = tensors
         values, rows = content.npvalue(), _rows(content)
-        drop = min(_empty_run(values, from_end=False), _empty_run(values, from_end=True),
-                   (rows - 1) // 2 - (k - 1))
+        side = (rows - 1) // 2 - min(_empty_run(values, from_end=False), _empty_run(values, from_end=True))
+        side = max(k - 1, min(side, capacity) if capacity else side)
+        drop = (rows - 1) // 2 - side
         return ListMemory(_slice(content, drop, rows - drop), k)

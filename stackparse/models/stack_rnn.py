@@ -46,6 +46,8 @@ class MemoryRNNConfig(ModelConfig):
     no_op: add the NO-OP action. recurrent: use the recurrent matrix R.
     rounding: discretize actions at validation and test, with a growing multiplier on the action
       logits from epoch `rounding_start` (0-based), times `rounding_growth` per epoch.
+    capacity: 0 = memories grow as needed; N > 0 = what lies deeper than N positions is dropped
+      where a state crosses a truncated-BPTT cut (for long streams; see the memories' module).
     """
     k: int = 2
     no_op: bool = False
@@ -53,6 +55,7 @@ class MemoryRNNConfig(ModelConfig):
     rounding: bool = False
     rounding_start: int = 10
     rounding_growth: float = 1.5
+    capacity: int = 0
 
     @property
     def memories(self) -> int:
@@ -66,6 +69,8 @@ class MemoryRNNConfig(ModelConfig):
             raise UserError(f"--k must be at least 1 (got {self.k})")
         if self.memories < 1:
             raise UserError(f"the number of stacks or lists must be at least 1 (got {self.memories})")
+        if self.capacity and self.capacity < self.k:
+            raise UserError(f"--capacity must be 0 (unbounded) or at least --k (got {self.capacity})")
         if self.rounding_start < 0 or self.rounding_growth < 1:
             raise UserError("--rounding-start must be >= 0 and --rounding-growth >= 1")
 
@@ -128,7 +133,7 @@ class _MemoryRNN(SequenceModel):
         c = self.config
         if tensors is not None:
             hidden, *memory = tensors
-            return MemoryState(hidden, self.memory_class.restore(memory, c.k), None)
+            return MemoryState(hidden, self.memory_class.restore(memory, c.k, c.capacity), None)
         return MemoryState(dy.zeros((c.hidden,), batch_size=batch_size),
                            self.memory_class.empty(c.memories, c.k), None)
 
