@@ -3,10 +3,14 @@
 A sequence is correct when every scored (deterministically predictable) symbol is predicted
 correctly. A size n counts as solved when all its test examples are correct. We report the percent
 of sizes in the test range solved and, separately, the percent among sizes never seen in training.
+
+Grefenstette et al.'s measures (2015, §4.3) come with every report: coarse accuracy, the share of
+test sequences entirely correct, and fine accuracy, the mean over sequences of the share of scored
+symbols predicted right before the first error.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import dynet as dy
 import numpy as np
@@ -20,6 +24,13 @@ class ExampleResult:
     nll: float          # -log p of the scored targets, summed (nats)
     scored: int
     predictions: tuple[int, ...]
+    prefix: int         # scored symbols predicted right before the first error
+
+    @property
+    def fine(self) -> float:
+        """Grefenstette et al.'s per-sequence fine accuracy: the share of scored symbols right before
+        the first error (1 for a sequence with nothing scored)."""
+        return self.prefix / self.scored if self.scored else 1.0
 
 
 def pad(examples: list[Example]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -56,18 +67,21 @@ def _score_batch(model, examples: list[Example]) -> list[ExampleResult]:
     results = []
     for b, e in enumerate(examples):
         scored = mask[:len(e), b].astype(bool)
+        right = (predicted[:len(e), b] == targets[:len(e), b])[scored]
         results.append(ExampleResult(
-            correct=bool((predicted[:len(e), b] == targets[:len(e), b])[scored].all()),
-            nll=float(nll[:len(e), b][scored].sum()), scored=int(scored.sum()),
-            predictions=tuple(int(p) for p in predicted[:len(e), b])))
+            correct=bool(right.all()), nll=float(nll[:len(e), b][scored].sum()), scored=int(scored.sum()),
+            predictions=tuple(int(p) for p in predicted[:len(e), b]),
+            prefix=len(right) if right.all() else int(np.argmin(right))))
     return results
 
 
 @dataclass(frozen=True)
 class SizeReport:
-    """Per-size results of the protocol. accuracy[n]: share of n's examples fully correct."""
+    """Per-size results of the protocol. accuracy[n]: share of n's examples fully correct;
+    fine[n]: their mean fine accuracy."""
     accuracy: dict[int, float]
     train_max_n: int
+    fine: dict[int, float] = field(default_factory=dict)
 
     @property
     def solved(self) -> dict[int, bool]:
@@ -86,7 +100,10 @@ class SizeReport:
         return {"percent_n_correct": self.percent_solved,
                 "percent_unseen_n_correct": self.percent_unseen_solved,
                 "train_max_n": self.train_max_n,
-                "accuracy_by_n": {str(n): a for n, a in self.accuracy.items()}}
+                "coarse_accuracy": float(np.mean(list(self.accuracy.values()))),
+                "fine_accuracy": float(np.mean(list(self.fine.values()))) if self.fine else float("nan"),
+                "accuracy_by_n": {str(n): a for n, a in self.accuracy.items()},
+                "fine_by_n": {str(n): a for n, a in self.fine.items()}}
 
 
 def evaluate_sizes(model, task: Task, rng: np.random.Generator,
@@ -96,7 +113,8 @@ def evaluate_sizes(model, task: Task, rng: np.random.Generator,
     samples = samples or task.protocol.test_samples
     ns = [n for n in range(max(lo, task.min_n()), hi + 1) for _ in range(samples)]
     results = score_examples(model, [task.sample(rng, n) for n in ns])
-    accuracy: dict[int, list[bool]] = {}
+    by_n: dict[int, list[ExampleResult]] = {}
     for n, r in zip(ns, results):
-        accuracy.setdefault(n, []).append(r.correct)
-    return SizeReport({n: float(np.mean(v)) for n, v in accuracy.items()}, task.protocol.train_n[1])
+        by_n.setdefault(n, []).append(r)
+    return SizeReport({n: float(np.mean([r.correct for r in v])) for n, v in by_n.items()}, task.protocol.train_n[1],
+                      {n: float(np.mean([r.fine for r in v])) for n, v in by_n.items()})
