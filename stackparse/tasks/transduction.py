@@ -1,0 +1,306 @@
+"""The transduction tasks of Grefenstette et al. (2015, §4): copy, reversal, bigram flipping, and two
+tasks from inversion transduction grammars (ITG): SVO to SOV reordering and gender conjugation.
+
+E. Grefenstette, K. M. Hermann, M. Suleyman and P. Blunsom, "Learning to Transduce with Unbounded
+Memory", NeurIPS 2015. Every example is one joint sequence (§4): the start symbol, the source, the
+separator, then the target and the end symbol:
+
+    <s> x3 x17 x5 ||| y5 y17 y3 </s>          (reversal; the model reads up to y3 and predicts </s>)
+
+The model reads the sequence one symbol at a time; after reading the separator and each target
+symbol it must predict the next target symbol (then </s>); only these predictions are scored. Source
+and target symbols have separate ids (the paper's separate source and target vocabularies): inputs
+are <s>, |||, the source vocabulary and the target vocabulary (target symbols are read back, teacher
+forcing); outputs are the target vocabulary and </s>.
+
+Copy, reversal and bigram flipping draw the source uniformly with replacement from 128 symbols
+x0..x127; target symbol y_i is source symbol x_i transformed. The two ITG tasks sample source and
+target jointly from the grammars of the paper's Table 1 (Appendix C).
+
+Sizes and protocol (§4.1, §4.3): n is the source length, trained on 8..64 and tested on 65..128, 16
+test sequences per length (1,024 in all; the paper samples 1,000). Coarse accuracy is the share of
+sequences whose every target symbol (and </s>) is right; fine accuracy the mean share of each target
+predicted right before its first error (`stackparse.evaluation.sequence`). Since a prediction before
+the first error is made on the gold prefix, scoring with the gold prefix read back gives exactly the
+paper's greedy-generation measures.
+
+Choices the paper leaves open, and why:
+- Bigram flipping needs even lengths: its size n is the number of bigrams, trained on 4..32 and tested
+  on 33..64 (source lengths 8..64 and 66..128).
+- ITG lengths. The paper rejects samples outside the length range. Here a sample of size n is drawn
+  from the grammar conditioned on a source of exactly n symbols (length distributions by dynamic
+  programming, then a top-down sample), which gives every length its share of test sequences and
+  needs no rejection; sequences of one length keep the grammar's relative probabilities.
+- Table 1 as printed is our only source for the grammars; the gender grammar is taken as printed
+  (A -> B; B -> B or B | S and S | B V; V -> W B | W; S -> article noun), although its sample sentence
+  in §4.2 starts with a verb, which this grammar cannot produce. Word classes have 33 (SVO) and 25
+  (gender) words, the rule probabilities 1/33 and 1/25 of Table 1.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import ClassVar
+
+import numpy as np
+
+from stackparse.tasks.base import Example, Protocol, Task, register
+
+PAPER = "Grefenstette et al. 2015"
+START, SEPARATOR, END = "<s>", "|||", "</s>"
+VOCABULARY = 128
+"""Source symbols of the copy, reversal and bigram-flipping tasks (§4.1)."""
+PROTOCOL = Protocol(train_n=(8, 64), test_n=(65, 128), test_samples=16, curriculum_every=0, stream=False)
+
+
+class TransductionTask(Task):
+    """A source sequence and its transduction, as one joint sequence (see the module docstring).
+
+    Subclasses set `name`, `description`, `source_vocabulary` and `target_vocabulary` and implement
+    `pair`; the alphabets follow.
+    """
+    kind = "transduction"
+    protocol = PROTOCOL
+    source_vocabulary: ClassVar[tuple[str, ...]]
+    target_vocabulary: ClassVar[tuple[str, ...]]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "source_vocabulary" in cls.__dict__:
+            cls.symbols = (START, SEPARATOR, *cls.source_vocabulary, *cls.target_vocabulary)
+            cls.output_symbols = (*cls.target_vocabulary, END)
+
+    def pair(self, rng: np.random.Generator, n: int) -> tuple[list[str], list[str]]:
+        """A source of size n and its target, as symbol names."""
+        raise NotImplementedError
+
+    def sample(self, rng: np.random.Generator, n: int) -> Example:
+        if n < self.min_n():
+            raise ValueError(f"{self.name} needs n >= {self.min_n()}, got {n}")
+        source, target = self.pair(rng, n)
+        return self.example(source, target, n)
+
+    def example(self, source: list[str], target: list[str], n: int) -> Example:
+        """The joint sequence <s> source ||| target </s>; predictions after ||| are scored."""
+        index = {s: i for i, s in enumerate(self.symbols)}
+        outputs = {s: i for i, s in enumerate(self.outputs)}
+        inputs = [index[s] for s in (START, *source, SEPARATOR, *target)]
+        unscored = len(source) + 1                          # after <s> and each source symbol
+        targets = [0] * unscored + [outputs[s] for s in (*target, END)]
+        return Example(tuple(inputs), tuple(targets), tuple([False] * unscored + [True] * (len(target) + 1)), n)
+
+    def render(self, example: Example) -> str:
+        """The joint sequence, symbols separated by spaces, the scored targets in [brackets]."""
+        read = " ".join(self.symbols[i] for i in example.inputs)
+        targets = " ".join(f"[{self.outputs[t]}]" for t, s in zip(example.targets, example.scored) if s)
+        return f"{read} -> {targets}"
+
+
+class SyntheticTask(TransductionTask):
+    """A source drawn uniformly from x0..x127, mapped symbol by symbol to y0..y127 by `transform`."""
+    source_vocabulary = tuple(f"x{i}" for i in range(VOCABULARY))
+    target_vocabulary = tuple(f"y{i}" for i in range(VOCABULARY))
+
+    def source_length(self, n: int) -> int:
+        return n
+
+    def pair(self, rng, n):
+        source = rng.integers(0, VOCABULARY, size=self.source_length(n))
+        return [f"x{i}" for i in source], [f"y{i}" for i in self.transform(source)]
+
+    @staticmethod
+    def transform(source: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def min_n(self) -> int:
+        return 1
+
+
+@register
+class Copy(SyntheticTask):
+    name = "copy"
+    description = f"sequence copying: <s> a1..ak ||| a1..ak </s> ({PAPER}, §4.1)"
+
+    @staticmethod
+    def transform(source):
+        return source
+
+
+@register
+class Reversal(SyntheticTask):
+    name = "reversal"
+    description = f"sequence reversal: <s> a1..ak ||| ak..a1 </s> ({PAPER}, §4.1)"
+
+    @staticmethod
+    def transform(source):
+        return source[::-1]
+
+
+@register
+class BigramFlip(SyntheticTask):
+    name = "bigram-flip"
+    description = f"bigram flipping: <s> a1 a2 a3 a4 ||| a2 a1 a4 a3 </s>; n bigrams ({PAPER}, §4.1)"
+    protocol = Protocol(train_n=(4, 32), test_n=(33, 64), test_samples=16, curriculum_every=0, stream=False)
+
+    def source_length(self, n):
+        return 2 * n
+
+    @staticmethod
+    def transform(source):
+        return source.reshape(-1, 2)[:, ::-1].reshape(-1)
+
+
+# ---- inversion transduction grammars ---------------------------------------------------------------
+_REFERENCE = re.compile(r"^([A-Z]+)(\d+)$")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """lhs -> source | target with probability p. Nonterminal occurrences are written with an index
+    (S1, VT2) shared by both sides; other words are terminals. E.g. A -> S1 VT2 O3 | S1 O3 VT2."""
+    lhs: str
+    p: float
+    source: tuple[str, ...]
+    target: tuple[str, ...]
+
+    @staticmethod
+    def parse(p: float, text: str) -> Rule:
+        lhs, rhs = (part.strip() for part in text.split("->"))
+        source, target = (tuple(side.split()) for side in rhs.split("|"))
+        return Rule(lhs, p, source, target)
+
+    @property
+    def children(self) -> tuple[tuple[str, str], ...]:
+        """(reference, nonterminal) of each nonterminal occurrence, in source order."""
+        return tuple((w, _REFERENCE.match(w).group(1)) for w in self.source if _REFERENCE.match(w))
+
+    @property
+    def terminals(self) -> int:
+        """Source terminals the rule itself writes."""
+        return len(self.source) - len(self.children)
+
+
+class Grammar:
+    """A stochastic ITG, sampled conditioned on the source length.
+
+    Args:
+      rules: the nonterminal rules; "A" is the root.
+      lexicon: word class -> (source prefix, target prefix, size): class ST with ("si", "so", 33) writes
+        si_i | so_i for i in 1..33, each with probability 1/33 (Table 1's terminal rules).
+      max_length: the longest source that can be asked for.
+    """
+
+    def __init__(self, rules: list[Rule], lexicon: dict[str, tuple[str, str, int]], max_length: int):
+        self.rules, self.lexicon, self.max_length = rules, lexicon, max_length
+        self.length_p = self._length_probabilities()
+        self.rule_length_p = {r: self._rule_length_p(r, self.length_p) for r in rules}
+        # For each rule and child j: the length distribution of children j+1.. together.
+        self.rest_length_p = {r: [self._convolve([nt for _, nt in r.children[j + 1:]], self.length_p)
+                                  for j in range(len(r.children))] for r in rules}
+
+    def _convolve(self, nonterminals, length_p) -> np.ndarray:
+        """The distribution of the summed source lengths of `nonterminals`: (max_length + 1,)."""
+        total = np.zeros(self.max_length + 1)
+        total[0] = 1.0
+        for nt in nonterminals:
+            total = np.convolve(total, length_p[nt])[:self.max_length + 1]
+        return total
+
+    def _rule_length_p(self, rule: Rule, length_p) -> np.ndarray:
+        """p(rule) times the probability that its expansion writes each number of source terminals."""
+        children = self._convolve([nt for _, nt in rule.children], length_p)
+        return rule.p * np.concatenate([np.zeros(rule.terminals), children])[:self.max_length + 1]
+
+    def _length_probabilities(self) -> dict[str, np.ndarray]:
+        """nonterminal -> p(it derives exactly l source symbols), l = 0..max_length, by fixpoint
+        iteration: a child that writes at least one symbol is shorter than its parent, so each pass
+        settles at least one more length (plus unary chains)."""
+        length_p = {nt: np.zeros(self.max_length + 1) for nt in {r.lhs for r in self.rules}}
+        for word_class in self.lexicon:
+            length_p[word_class] = np.eye(self.max_length + 1)[1]
+        for _ in range(self.max_length + len(self.rules) + 1):
+            new = dict(length_p)
+            for lhs in {r.lhs for r in self.rules}:
+                new[lhs] = sum(self._rule_length_p(r, length_p) for r in self.rules if r.lhs == lhs)
+            if all(np.array_equal(new[k], length_p[k]) for k in length_p):
+                break
+            length_p = new
+        return length_p
+
+    def feasible(self, n: int) -> bool:
+        return 0 < n <= self.max_length and self.length_p["A"][n] > 0
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[list[str], list[str]]:
+        """(source, target) from the root, conditioned on a source of exactly n symbols."""
+        if not self.feasible(n):
+            raise ValueError(f"the grammar cannot write a source of length {n}")
+        return self._expand(rng, "A", n)
+
+    def _expand(self, rng, symbol: str, n: int) -> tuple[list[str], list[str]]:
+        if symbol in self.lexicon:
+            source_prefix, target_prefix, size = self.lexicon[symbol]
+            i = int(rng.integers(1, size + 1))
+            return [f"{source_prefix}{i}"], [f"{target_prefix}{i}"]
+        rules = [r for r in self.rules if r.lhs == symbol]
+        weights = np.array([self.rule_length_p[r][n] for r in rules])
+        rule = rules[rng.choice(len(rules), p=weights / weights.sum())]
+        expanded, left = {}, n - rule.terminals
+        for (reference, nt), rest in zip(rule.children, self.rest_length_p[rule]):
+            split = self.length_p[nt][:left + 1] * rest[left::-1]          # p(this = l) p(rest = left - l)
+            length = int(rng.choice(left + 1, p=split / split.sum()))
+            expanded[reference], left = self._expand(rng, nt, length), left - length
+
+        def side(words, k):
+            return [w for r in words for w in (expanded[r][k] if r in expanded else [r])]
+        return side(rule.source, 0), side(rule.target, 1)
+
+
+class ITGTask(TransductionTask):
+    """A task whose pairs come from `grammar` (rules and lexicon of Table 1)."""
+    rules: ClassVar[tuple[tuple[float, str], ...]]
+    lexicon: ClassVar[tuple[tuple[str, str, str, int], ...]]
+    """Word classes: (class, source prefix, target prefix, words), see `Grammar`."""
+    function_words: ClassVar[tuple[tuple[str, ...], tuple[str, ...]]]
+
+    def __init_subclass__(cls, **kwargs):
+        words = [[f"{prefix}{i}" for _, prefix, _, size in cls.lexicon for i in range(1, size + 1)],
+                 [f"{prefix}{i}" for _, _, prefix, size in cls.lexicon for i in range(1, size + 1)]]
+        cls.source_vocabulary = (*cls.function_words[0], *words[0])
+        cls.target_vocabulary = (*cls.function_words[1], *words[1])
+        super().__init_subclass__(**kwargs)
+
+    @cached_property
+    def grammar(self) -> Grammar:
+        return Grammar([Rule.parse(p, text) for p, text in self.rules], {c: rest for c, *rest in self.lexicon},
+                       max(PROTOCOL.test_n[1], self.protocol.test_n[1]))
+
+    def pair(self, rng, n):
+        return self.grammar.sample(rng, n)
+
+    def min_n(self) -> int:
+        return next(n for n in range(1, self.grammar.max_length + 1) if self.grammar.feasible(n))
+
+
+@register
+class SVOToSOV(ITGTask):
+    name = "svo-sov"
+    description = f"subject-verb-object to subject-object-verb, with relative clauses (ITG; {PAPER}, §4.2)"
+    rules = ((1, "A -> S1 VT2 O3 | S1 O3 VT2"),
+             (1 / 5, "S -> S1 S2 | S1 S2"), (1 / 5, "S -> S1 rpi S2 VT3 | S1 rpo S2 VT3"), (3 / 5, "S -> ST1 | ST1"),
+             (1 / 5, "O -> O1 O2 | O1 O2"), (1 / 5, "O -> S1 rpi S2 VT3 | S1 rpo S2 VT3"), (3 / 5, "O -> OT1 | OT1"))
+    lexicon = (("ST", "si", "so", 33), ("OT", "oi", "oo", 33), ("VT", "vi", "vo", 33))
+    function_words = (("rpi",), ("rpo",))
+
+
+@register
+class GenderConjugation(ITGTask):
+    name = "gender"
+    description = f"genderless to gendered articles: the/a -> der/die/das/ein/eine (ITG; {PAPER}, §4.2)"
+    rules = ((1, "A -> B1 | B1"),
+             (1 / 4, "B -> B1 or B2 | B1 oder B2"), (1 / 4, "B -> S1 and S2 | S1 und S2"), (1 / 2, "B -> B1 V1 | B1 V1"),
+             (3 / 4, "V -> W1 B2 | W1 B2"), (1 / 4, "V -> W1 | W1"),
+             (1 / 6, "S -> the M1 | der M1"), (1 / 6, "S -> the F1 | die F1"), (1 / 6, "S -> the N1 | das N1"),
+             (1 / 6, "S -> a M1 | ein M1"), (1 / 6, "S -> a F1 | eine F1"), (1 / 6, "S -> a N1 | ein N1"))
+    lexicon = (("W", "we", "wg", 25), ("M", "me", "mg", 25), ("F", "fe", "fg", 25), ("N", "ne", "ng", 25))
+    function_words = (("the", "a", "and", "or"), ("der", "die", "das", "ein", "eine", "und", "oder"))
