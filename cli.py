@@ -99,6 +99,8 @@ def _field_help(cls, name: str) -> str:
         "fine-tuning starts", "rounding_growth": "factor per fine-tuning epoch of the action-logit multiplier",
         "capacity": "0 = stacks grow as needed; N = keep the top N values where BPTT cuts (long streams)",
         "max_minutes": "time budget: no epoch starts that would end past it, 0 = none",
+        "memory_size": "dimension of the values pushed (neural-stack, -queue, -deque)",
+        "pop_bias": "initial bias of the pop signals (Grefenstette et al.'s Appendix B: -1)",
     }.get(name, name.replace("_", " "))
 
 
@@ -147,6 +149,8 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
                f"{lo}..{lo + len(solved) - 1} correct; {metrics['percent_unseen_n_correct']:.1f}% of n never "
                f"seen in training (n > {metrics['train_max_n']})")
     click.echo(f"per n (# = correct): {solved}")
+    click.echo(f"test sequences: coarse accuracy {metrics['coarse_accuracy']:.3f} (entirely correct), "
+               f"fine accuracy {metrics['fine_accuracy']:.3f} (share right before the first error)")
     click.echo(f"results in {out}/metrics.json")
 
 

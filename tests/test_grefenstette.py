@@ -6,7 +6,12 @@ import dynet as dy
 import numpy as np
 import pytest
 
-from stackparse.memories.grefenstette import NeuralDeque, NeuralQueue, NeuralStack, Signals
+from stackparse.memories.grefenstette import (
+    NeuralDeque,
+    NeuralQueue,
+    NeuralStack,
+    Signals,
+)
 
 B, M = 3, 4          # batch elements, value dimensions
 

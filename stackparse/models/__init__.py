@@ -1,5 +1,6 @@
 """Sequence models behind one interface; importing this package registers them all."""
 from stackparse.models.base import MODELS, ModelConfig, SequenceModel, get_model_class, register
 from stackparse.models import recurrent, stack_rnn  # noqa: F401  (registers rnn, lstm, gru, stack-rnn, list-rnn)
+from stackparse.models import neural_stack  # noqa: F401  (registers neural-stack, -queue, -deque, deep-lstm)
 
 __all__ = ["MODELS", "ModelConfig", "SequenceModel", "get_model_class", "register"]

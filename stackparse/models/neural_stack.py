@@ -1,0 +1,152 @@
+"""LSTM controllers of Grefenstette et al.'s neural stack, queue and deque (2015, §3.4), on the memories
+of `stackparse.memories.grefenstette`, and the deep-LSTM baseline of their §4.4.
+
+With x_t the input symbol (one-hot, as every model here), r_{t-1} the previous read ((m,) per end; the
+deque has two ends, top and bottom), h hidden units:
+    o'_t, h_t = LSTM(x_t ; r_{t-1}, h_{t-1})                 (the controller, `layers` layers)
+    d_t = sigmoid(W_d o'_t + b_d)     u_t = sigmoid(W_u o'_t + b_u)        (push, pop: one per end)
+    v_t = tanh(W_v o'_t + b_v)        o_t = tanh(W_o o'_t + b_o)           (value (m,), output (h,))
+    (V_t, s_t), r_t = memory(V_{t-1}, s_{t-1}, d_t, u_t, v_t)             (eq. 1-3, 4-5 or 6-11)
+    y_t = softmax(V o_t + c)                                               (SequenceModel.scores)
+W_d and W_u are stacked as one (2 * ends, h) matrix, W_v as one (ends * m, h) matrix.
+
+Choices the paper leaves open, and why:
+- Inputs are one-hot, not 64-dimensional embeddings: the controller's input matrix applied to a one-hot
+  vector is an embedding, and every model of this package sees the same input (SequenceModel).
+- The pop bias b_u starts at `pop_bias` = -1, the initialisation the paper's Appendix B recommends
+  for the controller to use the memory at all; the push bias starts at 0.
+- h_0 and the LSTM's initial cell are zero, like the other models here (the paper learns h_0).
+- Defaults are the paper's smaller setting: 256 hidden units and 256-dimensional memory values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
+
+import dynet as dy
+import numpy as np
+
+from stackparse.errors import UserError
+from stackparse.memories.grefenstette import (
+    NeuralDeque,
+    NeuralQueue,
+    NeuralStack,
+    Signals,
+)
+from stackparse.models.base import ModelConfig, SequenceModel, register
+from stackparse.models.recurrent import LSTM
+
+
+@dataclass(frozen=True)
+class NeuralMemoryConfig(ModelConfig):
+    """Settings of the memory-enhanced LSTMs.
+
+    memory_size: m, the dimension of the values pushed (the paper: 256).
+    pop_bias: the initial bias of every pop signal (the paper's Appendix B: -1).
+    """
+    hidden: int = 256
+    memory_size: int = 256
+    pop_bias: float = -1.0
+
+    def validate(self) -> None:
+        super().validate()
+        if self.memory_size < 1:
+            raise UserError(f"--memory-size must be at least 1 (got {self.memory_size})")
+
+
+class ControllerState(NamedTuple):
+    lstm: dy.RNNState
+    output: dy.Expression | None       # o_t: (h,) x B; None before the first step
+    memory: NeuralStack | NeuralQueue | NeuralDeque
+    signals: list[Signals] | None      # the last step's signals, one per end (for inspection)
+
+
+class _NeuralMemoryLSTM(SequenceModel):
+    """The controller of §3.4 around a memory class with `ends`, `empty`, `next`, `read`, `restore`."""
+    Config = NeuralMemoryConfig
+    memory_class: ClassVar[type]
+    end_names: ClassVar[tuple[str, ...]] = ("",)
+
+    def __init__(self, pc, config: NeuralMemoryConfig, n_inputs, n_outputs):
+        super().__init__(pc, config, n_inputs, n_outputs)
+        h, m, ends = config.hidden, config.memory_size, self.memory_class.ends
+        self.lstm = dy.VanillaLSTMBuilder(config.layers, n_inputs + ends * m, h, self.pc)
+        self.W_du = self.pc.add_parameters((2 * ends, h), name="Wdu")
+        self.b_du = self.pc.add_parameters((2 * ends,), init=np.tile([0.0, config.pop_bias], ends), name="bdu")
+        self.W_v = self.pc.add_parameters((ends * m, h), name="Wv")
+        self.b_v = self.pc.add_parameters((ends * m,), init=0.0, name="bv")
+        self.W_o = self.pc.add_parameters((h, h), name="Wo")
+        self.b_o = self.pc.add_parameters((h,), init=0.0, name="bo")
+
+    def initial_state(self, batch_size, tensors=None):
+        size, layers = self.config.memory_size, self.config.layers
+        if tensors is None:
+            return ControllerState(self.lstm.initial_state(), None, self.memory_class.empty(size), None)
+        lstm, memory = tensors[:2 * layers], tensors[2 * layers:]
+        return ControllerState(self.lstm.initial_state(lstm), None, self.memory_class.restore(memory, size), None)
+
+    def step(self, state, ids):
+        lstm = state.lstm.add_input(dy.concatenate([self.embed(ids), *state.memory.read()]))   # r_{t-1}
+        controller = lstm.output()                                                           # o'_t: (h,)
+        signals = self.signals(controller)
+        output = dy.tanh(dy.affine_transform([self.b_o, self.W_o, controller]))             # o_t: (h,)
+        return ControllerState(lstm, output, state.memory.next(*signals), signals)
+
+    def signals(self, controller: dy.Expression) -> list[Signals]:
+        """d_t, u_t and v_t for every end of the memory, from the controller output o'_t."""
+        m = self.config.memory_size
+        actions = dy.logistic(dy.affine_transform([self.b_du, self.W_du, controller]))      # (2 ends,)
+        values = dy.tanh(dy.affine_transform([self.b_v, self.W_v, controller]))            # (ends m,)
+        return [Signals(dy.pick(actions, 2 * e), dy.pick(actions, 2 * e + 1),
+                        dy.pick_range(values, e * m, (e + 1) * m))
+                for e in range(self.memory_class.ends)]
+
+    def hidden(self, state):
+        return state.output
+
+    def state_tensors(self, state):
+        return [*state.lstm.s(), *state.memory.tensors()]
+
+    def trace(self, state):
+        """Push and pop signals of the last step, per end, and the total strength in the memory."""
+        columns = []
+        for name, signal in zip(self.end_names, state.signals):
+            columns += [(f"push{name}", f"{signal.push.npvalue().item(0):.2f}"),
+                        (f"pop{name}", f"{signal.pop.npvalue().item(0):.2f}")]
+        return columns + [("strength", f"{state.memory.strengths.npvalue().reshape(-1).sum():.2f}")]
+
+
+@register
+class NeuralStackLSTM(_NeuralMemoryLSTM):
+    name = "neural-stack"
+    description = "LSTM controlling a neural stack (Grefenstette et al. 2015, eq. 1-3)"
+    memory_class = NeuralStack
+
+
+@register
+class NeuralQueueLSTM(_NeuralMemoryLSTM):
+    name = "neural-queue"
+    description = "LSTM controlling a neural queue (Grefenstette et al. 2015, eq. 4-5)"
+    memory_class = NeuralQueue
+
+
+@register
+class NeuralDequeLSTM(_NeuralMemoryLSTM):
+    name = "neural-deque"
+    description = "LSTM controlling a neural double-ended queue (Grefenstette et al. 2015, eq. 6-11)"
+    memory_class = NeuralDeque
+    end_names = (" top", " bottom")
+
+
+@dataclass(frozen=True)
+class DeepLSTMConfig(ModelConfig):
+    """The paper's benchmark sizes: 256 units; 2 layers have as many parameters as the memory models."""
+    hidden: int = 256
+    layers: int = 2
+
+
+@register
+class DeepLSTM(LSTM):
+    name = "deep-lstm"
+    description = "Deep LSTM baseline of Grefenstette et al. 2015 (the lstm model with their default sizes)"
+    Config = DeepLSTMConfig

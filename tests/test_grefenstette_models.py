@@ -1,0 +1,84 @@
+"""The LSTM controllers of the neural stack, queue and deque, and the deep-LSTM baseline: shapes and
+backward, the pop bias of Appendix B, truncated-BPTT state carrying, and the CLI path."""
+import json
+
+import dynet as dy
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import cli
+from stackparse.models import get_model_class
+from stackparse.models.base import detach, reattach
+from stackparse.models.neural_stack import NeuralMemoryConfig
+
+MEMORY_MODELS = ["neural-stack", "neural-queue", "neural-deque"]
+N_IN, N_OUT, B = 7, 5, 3
+
+
+def build(name, **settings):
+    cls = get_model_class(name)
+    return cls(dy.ParameterCollection(), cls.Config(**{"hidden": 8, **settings}), N_IN, N_OUT)
+
+
+def run(model, inputs, state=None):
+    state = state or model.initial_state(inputs.shape[1])
+    scores = []
+    for ids in inputs:
+        state = model.step(state, ids)
+        scores.append(model.scores(state))
+    return state, scores
+
+
+@pytest.mark.parametrize("name", MEMORY_MODELS + ["deep-lstm"])
+def test_scores_have_the_output_shape_and_backpropagate(rng, name):
+    model = build(name, **({"memory_size": 4} if name != "deep-lstm" else {}))
+    _, scores = run(model, rng.integers(0, N_IN, size=(6, B)))
+    assert scores[-1].dim() == ((N_OUT,), B)
+    loss = dy.sum_batches(dy.esum([dy.pickneglogsoftmax_batch(s, [0] * B) for s in scores]))
+    loss.backward()
+    assert np.isfinite(loss.value())
+    assert np.abs(model.W_o.grad_as_array() if name != "deep-lstm" else model.V.grad_as_array()).sum() > 0
+
+
+@pytest.mark.parametrize("name,ends", [("neural-stack", 1), ("neural-queue", 1), ("neural-deque", 2)])
+def test_memory_grows_per_step_and_pop_biases_start_at_the_setting(rng, name, ends):
+    model = build(name, memory_size=4, pop_bias=-1.5)
+    state, _ = run(model, rng.integers(0, N_IN, size=(5, B)))
+    assert state.memory.values.dim() == ((4, 5 * ends), B)
+    assert np.allclose(model.b_du.as_array(), [0.0, -1.5] * ends)
+    assert len(model.trace(state)) == 2 * ends + 1
+
+
+@pytest.mark.parametrize("name", MEMORY_MODELS)
+def test_a_state_carried_across_a_cut_gives_the_same_scores(rng, name):
+    model, inputs = build(name, memory_size=4), rng.integers(0, N_IN, size=(8, B))
+    _, whole = run(model, inputs)
+    expected = [s.npvalue() for s in whole]
+    dy.renew_cg()
+    state, first = run(model, inputs[:3])
+    got = [s.npvalue() for s in first]
+    carried = detach(model.state_tensors(state))
+    dy.renew_cg()
+    _, second = run(model, inputs[3:], model.initial_state(B, reattach(carried)))
+    got += [s.npvalue() for s in second]
+    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(got, expected))
+
+
+def test_memory_size_must_be_positive():
+    with pytest.raises(Exception, match="memory-size"):
+        NeuralMemoryConfig(memory_size=0).validate()
+
+
+@pytest.mark.parametrize("name", MEMORY_MODELS + ["deep-lstm"])
+def test_cli_trains_and_reports_coarse_and_fine_accuracy(tmp_path, name):
+    out = tmp_path / name
+    result = CliRunner().invoke(cli.main, [
+        "train", "copy", "--model", name, "--hidden", "4", "--layers", "1", "--epochs", "1", "--epoch-size", "4",
+        "--validation-size", "2", "--batch-size", "2", "--bptt", "0", "--test-max-n", "65", "--out", str(out),
+        "--quiet", *(["--memory-size", "3"] if name != "deep-lstm" else [])])
+    assert result.exit_code == 0, result.output
+    assert "coarse accuracy" in result.output and "fine accuracy" in result.output
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert 0 <= metrics["fine_accuracy"] <= 1 and set(metrics["fine_by_n"]) == {"65"}
+    assert "val_fine_accuracy" in metrics["validation"]
