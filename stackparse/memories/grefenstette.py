@@ -189,7 +189,7 @@ class _Memory:
 class NeuralStack(_Memory):
     """Grefenstette et al.'s neural stack (§3.1): pops, pushes and reads at the top."""
 
-    def next(self, signals: Signals) -> "NeuralStack":
+    def next(self, signals: Signals) -> NeuralStack:
         return NeuralStack(*stack_update(self.values, self.strengths, signals), self.size)
 
 
@@ -198,7 +198,7 @@ class NeuralQueue(_Memory):
     """The neural queue (§3.2): pushes at the back, pops and reads at the front."""
     read_from_top: ClassVar[tuple[bool, ...]] = (False,)
 
-    def next(self, signals: Signals) -> "NeuralQueue":
+    def next(self, signals: Signals) -> NeuralQueue:
         return NeuralQueue(*queue_update(self.values, self.strengths, signals), self.size)
 
 
@@ -210,5 +210,5 @@ class NeuralDeque(_Memory):
     ends: ClassVar[int] = 2
     read_from_top: ClassVar[tuple[bool, ...]] = (True, False)
 
-    def next(self, top: Signals, bottom: Signals) -> "NeuralDeque":
+    def next(self, top: Signals, bottom: Signals) -> NeuralDeque:
         return NeuralDeque(*deque_update(self.values, self.strengths, top, bottom), self.size)
