@@ -200,12 +200,14 @@ class _MemoryRNN(SequenceModel):
         return np.stack(reads).transpose(0, 3, 1, 2)[mask > 0]
 
     def trace(self, state):
-        """Each memory's most probable action at the last step, then its top (head) value."""
-        actions = state.actions.npvalue().reshape(len(self.actions_used), -1)
+        """Each memory's most probable action at the last step, then its top (head) value; memories
+        removed by rounding are left out."""
+        actions = state.actions.npvalue().reshape(len(self.actions_used), -1).argmax(axis=0)
         tops = state.memory.top().npvalue().reshape(-1)
-        count = range(1, self.config.memories + 1)
-        return ([(f"action {i}", self.actions_used[a]) for i, a in zip(count, actions.argmax(axis=0))]
-                + [(f"top {i}", f"{v:.2f}") for i, v in zip(count, tops)])
+        used = range(self.config.memories) if self.active is None else \
+            np.flatnonzero(self.active.as_array().reshape(-1))
+        return ([(f"action {i + 1}", self.actions_used[actions[i]]) for i in used]
+                + [(f"top {i + 1}", f"{tops[i]:.2f}") for i in used])
 
     def state_tensors(self, state):
         return [state.hidden, *state.memory.tensors()]
