@@ -40,7 +40,7 @@ EMPTY = -1.0
 """The value of a position that holds nothing (the paper's empty stack reads -1)."""
 
 TRIM_TOLERANCE = 1e-6
-"""Rows within this distance of EMPTY everywhere are dropped by `trim` (float sums of
+"""Rows within this distance of EMPTY everywhere are dropped by `restore` (float sums of
 probabilities are 1 only to about 1e-7, so exact equality would never hold)."""
 
 STACK_ACTIONS = ("PUSH", "POP", "NO-OP")
