@@ -65,9 +65,23 @@ def test_a_state_carried_across_a_cut_gives_the_same_scores(rng, name):
     assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(got, expected))
 
 
-def test_memory_size_must_be_positive():
+def test_memory_size_must_be_positive_and_embedding_not_negative():
     with pytest.raises(Exception, match="memory-size"):
         NeuralMemoryConfig(memory_size=0).validate()
+    with pytest.raises(Exception, match="embedding"):
+        NeuralMemoryConfig(embedding=-1).validate()
+
+
+@pytest.mark.parametrize("name", MEMORY_MODELS + ["deep-lstm"])
+def test_embeddings_are_learned_or_one_hot(rng, name):
+    inputs = rng.integers(0, N_IN, size=(2, B))
+    learned = build(name, embedding=5)
+    assert learned.embed(inputs[0]).dim() == ((5,), B)
+    _, scores = run(learned, inputs)
+    dy.sum_batches(dy.esum([dy.pickneglogsoftmax_batch(s, [0] * B) for s in scores])).backward()
+    assert np.abs(learned.E.grad_as_array()).sum() > 0
+    one_hot = build(name, embedding=0)
+    assert one_hot.E is None and one_hot.embed(inputs[0]).dim() == ((N_IN,), B)
 
 
 @pytest.mark.parametrize("name", MEMORY_MODELS + ["deep-lstm"])

@@ -1,9 +1,9 @@
 """LSTM controllers of Grefenstette et al.'s neural stack, queue and deque (2015, §3.4), on the memories
 of `stackparse.memories.grefenstette`, and the deep-LSTM baseline of their §4.4.
 
-With x_t the input symbol (one-hot, as every model here), r_{t-1} the previous read ((m,) per end; the
-deque has two ends, top and bottom), h hidden units:
-    o'_t, h_t = LSTM(x_t ; r_{t-1}, h_{t-1})                 (the controller, `layers` layers)
+With e(x_t) the embedding of the input symbol (§4: 64 dimensions), r_{t-1} the previous read ((m,)
+per end; the deque has two ends, top and bottom), h hidden units:
+    o'_t, h_t = LSTM(e(x_t) ; r_{t-1}, h_{t-1})              (the controller, `layers` layers)
     d_t = sigmoid(W_d o'_t + b_d)     u_t = sigmoid(W_u o'_t + b_u)        (push, pop: one per end)
     v_t = tanh(W_v o'_t + b_v)        o_t = tanh(W_o o'_t + b_o)           (value (m,), output (h,))
     (V_t, s_t), r_t = memory(V_{t-1}, s_{t-1}, d_t, u_t, v_t)             (eq. 1-3, 4-5 or 6-11)
@@ -11,8 +11,10 @@ deque has two ends, top and bottom), h hidden units:
 W_d and W_u are stacked as one (2 * ends, h) matrix, W_v as one (ends * m, h) matrix.
 
 Choices the paper leaves open, and why:
-- Inputs are one-hot, not 64-dimensional embeddings: the controller's input matrix applied to a one-hot
-  vector is an embedding, and every model of this package sees the same input (SequenceModel).
+- One embedding matrix for all input symbols, source and target ones alike (§4 has "separate
+  embedding matrices ... for input and output": here inputs and outputs have separate ids, and the
+  outputs are the softmax layer's rows, so that is what we read it as). The deep-LSTM benchmark
+  reads the same embeddings; `--embedding 0` gives one-hot inputs as the other models here.
 - The pop bias b_u starts at `pop_bias` = -1, the initialisation the paper's Appendix B recommends
   for the controller to use the memory at all; the push bias starts at 0.
 - h_0 and the LSTM's initial cell are zero, like the other models here (the paper learns h_0).
@@ -34,17 +36,31 @@ from stackparse.memories.grefenstette import (
     Signals,
 )
 from stackparse.models.base import ModelConfig, SequenceModel, register
-from stackparse.models.recurrent import LSTM
 
 
 @dataclass(frozen=True)
-class NeuralMemoryConfig(ModelConfig):
+class TransducerConfig(ModelConfig):
+    """Settings shared by the models of Grefenstette et al.'s experiments (defaults: the paper's).
+
+    embedding: dimension of the learned input embeddings (§4: 64); 0 = one-hot inputs, as the
+      other models of this package.
+    """
+    hidden: int = 256
+    embedding: int = 64
+
+    def validate(self) -> None:
+        super().validate()
+        if self.embedding < 0:
+            raise UserError(f"--embedding must be 0 (one-hot) or positive (got {self.embedding})")
+
+
+@dataclass(frozen=True)
+class NeuralMemoryConfig(TransducerConfig):
     """Settings of the memory-enhanced LSTMs.
 
     memory_size: m, the dimension of the values pushed (the paper: 256).
     pop_bias: the initial bias of every pop signal (the paper's Appendix B: -1).
     """
-    hidden: int = 256
     memory_size: int = 256
     pop_bias: float = -1.0
 
@@ -54,6 +70,47 @@ class NeuralMemoryConfig(ModelConfig):
             raise UserError(f"--memory-size must be at least 1 (got {self.memory_size})")
 
 
+@dataclass(frozen=True)
+class DeepLSTMConfig(TransducerConfig):
+    """The benchmark of §4.4; 2 layers have about as many parameters as the memory models."""
+    layers: int = 2
+
+
+class _EmbeddedLSTM(SequenceModel):
+    """An LSTM (`layers` layers) over learned input embeddings, plus `extra_inputs` more inputs."""
+    extra_inputs: int = 0
+
+    def __init__(self, pc, config: TransducerConfig, n_inputs, n_outputs):
+        super().__init__(pc, config, n_inputs, n_outputs)
+        self.E = self.pc.add_lookup_parameters((n_inputs, config.embedding), name="E") if config.embedding else None
+        width = config.embedding or n_inputs
+        self.lstm = dy.VanillaLSTMBuilder(config.layers, width + self.extra_inputs, config.hidden, self.pc)
+
+    def embed(self, ids):
+        """Learned embeddings (§4), or one-hot vectors with --embedding 0: (embedding,) x batch."""
+        return dy.lookup_batch(self.E, list(ids)) if self.E is not None else super().embed(ids)
+
+
+@register
+class DeepLSTM(_EmbeddedLSTM):
+    name = "deep-lstm"
+    description = "Deep LSTM over learned embeddings, the benchmark of Grefenstette et al. 2015 (§4.4)"
+    Config = DeepLSTMConfig
+
+    def initial_state(self, batch_size, tensors=None):
+        # DyNet's zero initial state broadcasts over any batch size.
+        return self.lstm.initial_state(tensors) if tensors is not None else self.lstm.initial_state()
+
+    def step(self, state, ids):
+        return state.add_input(self.embed(ids))
+
+    def hidden(self, state):
+        return state.output()
+
+    def state_tensors(self, state):
+        return list(state.s())
+
+
 class ControllerState(NamedTuple):
     lstm: dy.RNNState
     output: dy.Expression | None       # o_t: (h,) x B; None before the first step
@@ -61,16 +118,16 @@ class ControllerState(NamedTuple):
     signals: list[Signals] | None      # the last step's signals, one per end (for inspection)
 
 
-class _NeuralMemoryLSTM(SequenceModel):
+class _NeuralMemoryLSTM(_EmbeddedLSTM):
     """The controller of §3.4 around a memory class with `ends`, `empty`, `next`, `read`, `restore`."""
     Config = NeuralMemoryConfig
     memory_class: ClassVar[type]
     end_names: ClassVar[tuple[str, ...]] = ("",)
 
     def __init__(self, pc, config: NeuralMemoryConfig, n_inputs, n_outputs):
+        self.extra_inputs = self.memory_class.ends * config.memory_size         # the reads r_{t-1}
         super().__init__(pc, config, n_inputs, n_outputs)
         h, m, ends = config.hidden, config.memory_size, self.memory_class.ends
-        self.lstm = dy.VanillaLSTMBuilder(config.layers, n_inputs + ends * m, h, self.pc)
         self.W_du = self.pc.add_parameters((2 * ends, h), name="Wdu")
         self.b_du = self.pc.add_parameters((2 * ends,), init=np.tile([0.0, config.pop_bias], ends), name="bdu")
         self.W_v = self.pc.add_parameters((ends * m, h), name="Wv")
@@ -137,16 +194,3 @@ class NeuralDequeLSTM(_NeuralMemoryLSTM):
     memory_class = NeuralDeque
     end_names = (" top", " bottom")
 
-
-@dataclass(frozen=True)
-class DeepLSTMConfig(ModelConfig):
-    """The paper's benchmark sizes: 256 units; 2 layers have as many parameters as the memory models."""
-    hidden: int = 256
-    layers: int = 2
-
-
-@register
-class DeepLSTM(LSTM):
-    name = "deep-lstm"
-    description = "Deep LSTM baseline of Grefenstette et al. 2015 (the lstm model with their default sizes)"
-    Config = DeepLSTMConfig
