@@ -3,6 +3,8 @@
 Joulin & Mikolov (2015), Table 2: percent of n in 1..60 whose deterministic part is predicted
 correctly, training on n < 20. Every column checked against the paper's text (NeurIPS version).
 Table 4: perplexity on the Penn Treebank, 100 hidden units (Stack RNN: 60 stacks, recurrent matrix).
+Grefenstette et al. (2015), Table 3: coarse and fine accuracy on the transduction tasks, checked
+against the paper's text (arXiv v3, the NeurIPS version with its appendices).
 """
 
 JOULIN_MIKOLOV_TABLE2 = {
@@ -18,3 +20,28 @@ JOULIN_MIKOLOV_TABLE4 = {
     # Penn Treebank perplexity (validation: RNN 137, LSTM 120, Stack RNN 124); keyed by our task name.
     "treebank-lm": {"rnn": 129.0, "lstm": 115.0, "stack-rnn": 118.0},
 }
+
+GREFENSTETTE_TABLE3_MEASURES = ("train coarse", "train fine", "test coarse", "test fine")
+GREFENSTETTE_TABLE3 = {
+    # Grefenstette et al. (2015), Table 3 (Appendix E, arXiv v3), the rows we run: the 2-layer LSTM
+    # (as many parameters as the memory models, §4.4) and the Stack-, Queue- and DeQue-LSTMs; each the
+    # best of its kind by training perplexity (§5). Columns: GREFENSTETTE_TABLE3_MEASURES; "test" is
+    # source lengths 65-128, "train" sequences sampled like the training data. Figure 2(a) repeats
+    # these rows, except Queue-LSTM reversal, test fine 0.01 there and 0.07 in Table 3.
+    "copy":        {"deep-lstm": (0.80, 0.95, 0.00, 0.47), "neural-stack": (0.89, 0.94, 0.00, 0.22),
+                    "neural-queue": (1.00, 1.00, 1.00, 1.00), "neural-deque": (1.00, 1.00, 1.00, 1.00)},
+    "reversal":    {"deep-lstm": (0.91, 0.94, 0.02, 0.06), "neural-stack": (1.00, 1.00, 1.00, 1.00),
+                    "neural-queue": (0.44, 0.61, 0.00, 0.07), "neural-deque": (1.00, 1.00, 1.00, 1.00)},
+    "bigram-flip": {"deep-lstm": (0.54, 0.93, 0.02, 0.52), "neural-stack": (0.44, 0.90, 0.00, 0.48),
+                    "neural-queue": (0.55, 0.94, 0.55, 0.98), "neural-deque": (0.55, 0.94, 0.53, 0.98)},
+    "svo-sov":     {"deep-lstm": (0.97, 0.99, 0.96, 0.99), "neural-stack": (1.00, 1.00, 1.00, 1.00),
+                    "neural-queue": (1.00, 1.00, 1.00, 1.00), "neural-deque": (1.00, 1.00, 1.00, 1.00)},
+    "gender":      {"deep-lstm": (0.98, 0.99, 0.98, 0.99), "neural-stack": (0.93, 0.97, 0.93, 0.97),
+                    "neural-queue": (1.00, 1.00, 1.00, 1.00), "neural-deque": (1.00, 1.00, 1.00, 1.00)},
+}
+
+
+def grefenstette_table3(measure: str) -> dict:
+    """task -> column -> the paper's number for one of GREFENSTETTE_TABLE3_MEASURES."""
+    i = GREFENSTETTE_TABLE3_MEASURES.index(measure)
+    return {task: {column: row[i] for column, row in columns.items()} for task, columns in GREFENSTETTE_TABLE3.items()}

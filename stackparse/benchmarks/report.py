@@ -15,11 +15,21 @@ def _label(result: dict) -> str:
     return result["job"].get("label") or result["job"]["model"]
 
 
-def aggregate(suite: Suite, results: list[dict]) -> dict:
-    """task -> column label -> {mean, std, runs, values, published}."""
+def metric_value(result: dict, metric: str) -> float:
+    """A run's metric by name, or by a dotted path into its metrics ("validation.val_accuracy")."""
+    value = result["metrics"]
+    for key in metric.split("."):
+        value = value[key]
+    return value
+
+
+def aggregate(suite: Suite, results: list[dict], metric: str | None = None, published: dict | None = None) -> dict:
+    """task -> column label -> {mean, std, runs, values, published}, for `metric` (default: the
+    suite's) beside `published` (default: the suite's)."""
+    metric, published = metric or suite.metric, suite.published if published is None else published
     values = defaultdict(lambda: defaultdict(list))
     for r in results:
-        values[r["job"]["task"]][_label(r)].append(r["metrics"][suite.metric])
+        values[r["job"]["task"]][_label(r)].append(metric_value(r, metric))
     table = {}
     for task in suite.tasks:
         table[task] = {}
@@ -28,22 +38,23 @@ def aggregate(suite: Suite, results: list[dict]) -> dict:
             table[task][label] = {"mean": float(np.mean(v)) if v else None,
                                   "std": float(np.std(v)) if v else None, "max": max(v) if v else None,
                                   "min": min(v) if v else None, "runs": len(v), "values": v,
-                                  "published": suite.published.get(task, {}).get(label)}
+                                  "published": published.get(task, {}).get(label)}
     return table
 
 
-def markdown(suite: Suite, table: dict) -> str:
+def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
     """One row per task; per column: ours (mean ± std, best over seeds) and the paper's number."""
     header = ["task"] + [c for m in suite.labels for c in (f"{m} (ours)", f"{m} ({suite.paper or 'paper'})")]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    best = min if suite.metric.endswith("perplexity") else max
+    best = min if (metric or suite.metric).endswith("perplexity") else max
+    d = suite.decimals
     for task, row in table.items():
         cells = [task]
         for label in suite.labels:
             c = row[label]
             ours = "—" if c["mean"] is None else \
-                f"{c['mean']:.1f} ± {c['std']:.1f} (best {best(c['values']):.1f}, {c['runs']} seeds)"
-            cells += [ours, "—" if c["published"] is None else f"{c['published']:.1f}"]
+                f"{c['mean']:.{d}f} ± {c['std']:.{d}f} (best {best(c['values']):.{d}f}, {c['runs']} seeds)"
+            cells += [ours, "—" if c["published"] is None else f"{c['published']:.{d}f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -95,17 +106,19 @@ def plot_curves(curve_table: dict, path: Path, title: str) -> None:
 
 def write_report(suite: Suite, results: list[dict], out: Path) -> str:
     """report.md and report.json in `out` (and curves.png for suites with curves); returns the text."""
-    table = aggregate(suite, results)
+    table, extra = aggregate(suite, results), {}
     text = f"{suite.description}; metric: {suite.metric}\n\n" + markdown(suite, table)
+    for metric, published in suite.more_metrics:
+        extra[metric] = aggregate(suite, results, metric, published)
+        text += f"\nmetric: {metric}\n\n" + markdown(suite, extra[metric], metric)
     if suite.curves:
-        curve_table = curves(suite, results)
+        curve_table = extra["curves"] = curves(suite, results)
         text += "\nAccuracy against n (mean over seeds):\n\n" + curves_markdown(curve_table)
-        table = {"summary": table, "curves": curve_table}
         try:
             plot_curves(curve_table, Path(out) / "curves.png", suite.description)
             text += f"\nPlot: {Path(out) / 'curves.png'}\n"
         except ImportError:
             text += "\n(no plot: matplotlib is not installed; pip install '.[plot]')\n"
     (Path(out) / "report.md").write_text(text)
-    write_json(Path(out) / "report.json", table)
+    write_json(Path(out) / "report.json", {"summary": table, **extra} if extra else table)
     return text

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from stackparse.benchmarks.published import JOULIN_MIKOLOV_TABLE2, JOULIN_MIKOLOV_TABLE4
+from stackparse.benchmarks.published import JOULIN_MIKOLOV_TABLE2, JOULIN_MIKOLOV_TABLE4, grefenstette_table3
 from stackparse.errors import unknown_name
 from stackparse.training.trainer import TrainConfig
 
@@ -61,6 +61,10 @@ class Suite:
     overrides: dict = field(default_factory=dict)
     kind: str = "sequence"
     curves: bool = False                # also report and plot accuracy against n
+    more_metrics: tuple[tuple[str, dict], ...] = ()
+    """Further (metric, published) tables from the same runs, after the main one. A metric is a key
+    of the run's metrics, or a dotted path into them ("validation.val_accuracy")."""
+    decimals: int = 1                   # of the numbers in the report's tables
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -81,6 +85,16 @@ TABLE2 = "Joulin & Mikolov 2015, Table 2"
 # The Stack and List RNNs: online (batch size 1) as in the paper, 20 epochs (the curriculum reaches
 # n = 19 at epoch 16) rather than the default 40, to fit this machine's time budget.
 MEMORY_TRAINING = {"epochs": 20}
+
+TRANSDUCTION = ("copy", "reversal", "bigram-flip", "svo-sov", "gender")
+TABLE3 = "Grefenstette et al. 2015, Table 3"
+# This machine's budget. The paper trains 256- and 512-unit models "an unbounded number of steps" with
+# RMSProp (batch 10, clipping at 1, rate grid-searched) and keeps the best of several runs; here
+# 64-unit controllers with 64-dimensional values and Adam (rate 0.01), batch 10, clipping at 1, full
+# BPTT, epochs of 1,000 sequences, for at most TRANSDUCTION_MINUTES of training each.
+TRANSDUCTION_SIZES = {"hidden": 64, "memory_size": 64}
+TRANSDUCTION_DATA = {"epoch_size": 1000, "validation_size": 200}
+TRANSDUCTION_MINUTES = 10.0
 
 SUITES = {s.name: s for s in [
     Suite("counting-baselines",
@@ -118,6 +132,20 @@ SUITES = {s.name: s for s in [
           # loss averaged over the streams, as usual for batched word-level LMs; at most 5 epochs and
           # 6 minutes of training per model, to fit this machine's time budget.
           overrides={"train": TrainConfig(batch_size=32, lr=1.0, clip=5.0, epochs=5, max_minutes=6.0)}),
+    Suite("transduction",
+          "Grefenstette et al. 2015, Table 3: copy, reversal, bigram flipping, SVO to SOV, gender conjugation; "
+          "2-layer LSTM and Stack-, Queue-, DeQue-LSTMs, 64 units; coarse accuracy on lengths 65-128",
+          TRANSDUCTION,
+          (Column("deep-lstm", "deep-lstm", {"hidden": 64}, data_settings=TRANSDUCTION_DATA),
+           *(Column(m, m, TRANSDUCTION_SIZES, data_settings=TRANSDUCTION_DATA)
+             for m in ("neural-stack", "neural-queue", "neural-deque"))),
+          grefenstette_table3("test coarse"), metric="coarse_accuracy", paper=TABLE3, decimals=2,
+          more_metrics=(("fine_accuracy", grefenstette_table3("test fine")),
+                        ("validation.val_accuracy", grefenstette_table3("train coarse")),
+                        ("validation.val_fine_accuracy", grefenstette_table3("train fine")),
+                        ("validation.train_chars_per_s", {})),
+          overrides={"train": TrainConfig(batch_size=10, bptt=0, optimizer="adam", lr=0.01, clip=1.0, epochs=200,
+                                          max_minutes=TRANSDUCTION_MINUTES)}),
 ]}
 
 
