@@ -96,3 +96,6 @@ def test_cli_trains_and_reports_coarse_and_fine_accuracy(tmp_path, name):
     metrics = json.loads((out / "metrics.json").read_text())
     assert 0 <= metrics["fine_accuracy"] <= 1 and set(metrics["fine_by_n"]) == {"65"}
     assert "val_fine_accuracy" in metrics["validation"]
+    table = CliRunner().invoke(cli.main, ["inspect", str(out), "--n", "8"])
+    assert table.exit_code == 0, table.output
+    assert "| <s> |" in table.output and ("push" in table.output) == (name != "deep-lstm")
