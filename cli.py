@@ -258,7 +258,7 @@ def _parser_options(f):
         default = fld.default
         f = click.option(f"--{fld.name.replace('_', '-')}", fld.name, type=type(default), default=None,
                          show_default=str(default) if default != "" else "none", help=_parser_help(fld.name))(f)
-    for name in ("epochs", "batch_size", "optimizer", "lr", "clip", "patience", "max_minutes", "seed"):
+    for name in ("epochs", "batch_size", "optimizer", "lr", "lr_schedule", "clip", "patience", "max_minutes", "seed"):
         f = click.option(f"--{name.replace('_', '-')}", name, type=type(getattr(PARSER_TRAINING, name)),
                          default=None, show_default=str(getattr(PARSER_TRAINING, name)),
                          help=_field_help(TrainConfig, name).replace("streams (sequences)", "sentences"))(f)
