@@ -36,6 +36,7 @@ from stackparse.memories.grefenstette import (
     Signals,
 )
 from stackparse.models.base import ModelConfig, SequenceModel, register
+from stackparse.models.recurrent import LSTM
 
 
 @dataclass(frozen=True)
@@ -76,39 +77,32 @@ class DeepLSTMConfig(TransducerConfig):
     layers: int = 2
 
 
-class _EmbeddedLSTM(SequenceModel):
-    """An LSTM (`layers` layers) over learned input embeddings, plus `extra_inputs` more inputs."""
-    extra_inputs: int = 0
+class _Embedded:
+    """Mixin for SequenceModels: learned input embeddings `E` (§4), or one-hot inputs when the
+    `embedding` setting is 0. Call `add_embedding` in __init__."""
+    E = None
 
-    def __init__(self, pc, config: TransducerConfig, n_inputs, n_outputs):
-        super().__init__(pc, config, n_inputs, n_outputs)
-        self.E = self.pc.add_lookup_parameters((n_inputs, config.embedding), name="E") if config.embedding else None
-        width = config.embedding or n_inputs
-        self.lstm = dy.VanillaLSTMBuilder(config.layers, width + self.extra_inputs, config.hidden, self.pc)
+    def add_embedding(self) -> None:
+        if self.config.embedding:
+            self.E = self.pc.add_lookup_parameters((self.n_inputs, self.config.embedding), name="E")
+
+    def input_size(self) -> int:
+        return self.config.embedding or self.n_inputs
 
     def embed(self, ids):
-        """Learned embeddings (§4), or one-hot vectors with --embedding 0: (embedding,) x batch."""
+        """(input_size,) x batch."""
         return dy.lookup_batch(self.E, list(ids)) if self.E is not None else super().embed(ids)
 
 
 @register
-class DeepLSTM(_EmbeddedLSTM):
+class DeepLSTM(_Embedded, LSTM):
     name = "deep-lstm"
     description = "Deep LSTM over learned embeddings, the benchmark of Grefenstette et al. 2015 (§4.4)"
     Config = DeepLSTMConfig
 
-    def initial_state(self, batch_size, tensors=None):
-        # DyNet's zero initial state broadcasts over any batch size.
-        return self.lstm.initial_state(tensors) if tensors is not None else self.lstm.initial_state()
-
-    def step(self, state, ids):
-        return state.add_input(self.embed(ids))
-
-    def hidden(self, state):
-        return state.output()
-
-    def state_tensors(self, state):
-        return list(state.s())
+    def __init__(self, pc, config: DeepLSTMConfig, n_inputs, n_outputs):
+        super().__init__(pc, config, n_inputs, n_outputs)
+        self.add_embedding()
 
 
 class ControllerState(NamedTuple):
@@ -118,16 +112,17 @@ class ControllerState(NamedTuple):
     signals: list[Signals] | None      # the last step's signals, one per end (for inspection)
 
 
-class _NeuralMemoryLSTM(_EmbeddedLSTM):
+class _NeuralMemoryLSTM(_Embedded, SequenceModel):
     """The controller of §3.4 around a memory class with `ends`, `empty`, `next`, `read`, `restore`."""
     Config = NeuralMemoryConfig
     memory_class: ClassVar[type]
     end_names: ClassVar[tuple[str, ...]] = ("",)
 
     def __init__(self, pc, config: NeuralMemoryConfig, n_inputs, n_outputs):
-        self.extra_inputs = self.memory_class.ends * config.memory_size         # the reads r_{t-1}
         super().__init__(pc, config, n_inputs, n_outputs)
+        self.add_embedding()
         h, m, ends = config.hidden, config.memory_size, self.memory_class.ends
+        self.lstm = dy.VanillaLSTMBuilder(config.layers, self.input_size() + ends * m, h, self.pc)   # input ; reads
         self.W_du = self.pc.add_parameters((2 * ends, h), name="Wdu")
         self.b_du = self.pc.add_parameters((2 * ends,), init=np.tile([0.0, config.pop_bias], ends), name="bdu")
         self.W_v = self.pc.add_parameters((ends * m, h), name="Wv")

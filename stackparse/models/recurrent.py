@@ -51,7 +51,11 @@ class _BuilderModel(SequenceModel):
 
     def __init__(self, pc, config, n_inputs, n_outputs):
         super().__init__(pc, config, n_inputs, n_outputs)
-        self.builder = self.builder_class(config.layers, n_inputs, config.hidden, self.pc)
+        self.builder = self.builder_class(config.layers, self.input_size(), config.hidden, self.pc)
+
+    def input_size(self) -> int:
+        """The width of the vectors `embed` gives (one-hot by default; a subclass may embed)."""
+        return self.n_inputs
 
     def initial_state(self, batch_size, tensors=None):
         # DyNet's zero initial state broadcasts over any batch size.
