@@ -44,9 +44,11 @@ def pad(examples: list[Example]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return inputs, targets, mask
 
 
-def score_examples(model, examples: list[Example], batch_size: int = 256) -> list[ExampleResult]:
-    """Run each example from the initial state; predictions are the argmax at every step."""
+def score_examples(model, examples: list[Example], batch_size: int | None = None) -> list[ExampleResult]:
+    """Run each example from the initial state; predictions are the argmax at every step.
+    `batch_size` sequences at a time (default: the model's `evaluation_batch`)."""
     results = []
+    batch_size = batch_size or model.evaluation_batch
     for i in range(0, len(examples), batch_size):
         results.extend(_score_batch(model, examples[i:i + batch_size]))
     return results

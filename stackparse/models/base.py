@@ -43,6 +43,9 @@ class SequenceModel(abc.ABC):
     training: bool = False
     """True while the objective trains the model, False while it is evaluated (the objective sets
     it); a model may act differently at evaluation, e.g. discretize its memory actions."""
+    evaluation_batch: ClassVar[int] = 256
+    """Sequences per DyNet batch when scoring (validation, test): fewer for a model whose state grows
+    with time, since a graph keeps every step's state."""
 
     def __init__(self, pc: dy.ParameterCollection, config: ModelConfig, n_inputs: int, n_outputs: int):
         config.validate()
