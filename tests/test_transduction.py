@@ -113,6 +113,8 @@ def test_fine_accuracy_counts_the_scored_symbols_right_before_the_first_error():
 
 class Echo:
     """A 'model' that predicts output id `answer[step]` at every step, whatever it reads."""
+    evaluation_batch = 256
+
     def __init__(self, n_outputs, answer):
         self.n_outputs, self.answer = n_outputs, answer
 

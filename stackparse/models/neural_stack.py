@@ -117,6 +117,7 @@ class _NeuralMemoryLSTM(_Embedded, SequenceModel):
     Config = NeuralMemoryConfig
     memory_class: ClassVar[type]
     end_names: ClassVar[tuple[str, ...]] = ("",)
+    evaluation_batch = 16       # a graph holds every step's memory: ~25 MB per 250-step sequence
 
     def __init__(self, pc, config: NeuralMemoryConfig, n_inputs, n_outputs):
         super().__init__(pc, config, n_inputs, n_outputs)
@@ -188,4 +189,5 @@ class NeuralDequeLSTM(_NeuralMemoryLSTM):
     description = "LSTM controlling a neural double-ended queue (Grefenstette et al. 2015, eq. 6-11)"
     memory_class = NeuralDeque
     end_names = (" top", " bottom")
+    evaluation_batch = 8        # twice the rows of a stack
 
