@@ -91,6 +91,14 @@ def test_grammar_length_distributions_are_exact_for_a_tiny_grammar():
     assert source == ["a1"] * 5 and target == ["b1"] * 5
 
 
+def test_grammar_draws_rules_by_their_probabilities():
+    grammar = Grammar([Rule.parse(0.25, "A -> B1 | B1"), Rule.parse(0.75, "A -> C1 | C1")],
+                      {"B": ("b", "B", 1), "C": ("c", "C", 1)}, max_length=2)
+    rng = np.random.default_rng(0)
+    draws = [grammar.sample(rng, 1)[0][0] for _ in range(4000)]
+    assert draws.count("b1") / len(draws) == pytest.approx(0.25, abs=0.03)
+
+
 @pytest.mark.parametrize("name", ["svo-sov", "gender"])
 def test_every_length_of_the_protocol_can_be_sampled(name):
     task = get_task(name)
