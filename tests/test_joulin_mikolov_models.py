@@ -103,6 +103,6 @@ def test_rounding_removes_memories_whose_read_never_changes_without_changing_pre
 
     before = scores()
     assert model.simplify(examples) == {"memories_in_use": 2}
-    assert model.active.as_array().tolist() == [[0.0, 1.0, 1.0]] and not model.P.as_array()[:, :2].any()
+    assert model.memories_in_use().tolist() == [1, 2] and not model.P.as_array()[:, :2].any()
     assert all(np.allclose(b, a, atol=1e-5) for b, a in zip(before, scores()))
     assert model.simplify(examples) == {"memories_in_use": 2}          # nothing else is constant

@@ -116,8 +116,9 @@ class _MemoryRNN(SequenceModel):
         self.P = self.pc.add_parameters((m, k * count), name="P")
         self.A = self.pc.add_parameters((len(self.actions_used) * count, m), name="A")
         self.D = self.pc.add_parameters((count, m), name="D")
-        # Rounding removes unused memories: 1 for a memory in use, 0 for a removed one; never trained.
-        self.active = self.pc.add_parameters((1, count), init=1.0, name="active") if config.rounding else None
+        # Rounding removes unused memories: 1 where the flat read s^k comes from a memory in use, 0 for a
+        # removed one (the same layout as P's columns, i + k * memory); never trained.
+        self.active = self.pc.add_parameters((k * count,), init=1.0, name="active") if config.rounding else None
         self.beta = 1.0
 
     def start_epoch(self, epoch: int) -> None:
@@ -139,10 +140,9 @@ class _MemoryRNN(SequenceModel):
 
     def step(self, state, ids):
         c = self.config
-        read = state.memory.read()                                                       # s^k_{t-1}: (k, M)
+        read = dy.reshape(state.memory.read(), (c.k * c.memories,))                     # s^k_{t-1}, flat
         if self.active is not None:
             read = dy.cmult(read, self.active.expr(update=False))
-        read = dy.reshape(read, (c.k * c.memories,))
         terms = [self.b, self.U, self.embed(ids), self.P, read]
         if self.R is not None:
             terms += [self.R, state.hidden]
@@ -176,17 +176,23 @@ class _MemoryRNN(SequenceModel):
             return {}
         k, count = self.config.k, self.config.memories
         reads = self._reads(examples)                                                      # (N, k, M)
-        active = self.active.as_array().reshape(count) > 0
-        remove = active & np.all(np.ptp(reads, axis=0) <= TRIM_TOLERANCE, axis=0)
+        active = self.memories_in_use()
+        remove = np.zeros(count, dtype=bool)
+        remove[active] = np.all(np.ptp(reads[..., active], axis=0) <= TRIM_TOLERANCE, axis=0)
         if remove.any():
-            P, b = self.P.as_array(), self.b.as_array()
+            P, b, mask = self.P.as_array(), self.b.as_array(), self.active.as_array()
             columns = [i + k * s for s in np.flatnonzero(remove) for i in range(k)]       # P's column of (i, s)
-            self.b.set_value(b + P[:, columns] @ reads[0][:, remove].reshape(-1, order="F"))
-            P[:, columns] = 0
+            self.b.set_value(b + P[:, columns] @ reads[0].reshape(-1, order="F")[columns])
+            P[:, columns], mask[columns] = 0, 0
             self.P.set_value(P)
-            active &= ~remove
-            self.active.set_value(active.astype(float).reshape(1, count))
-        return {"memories_in_use": int(active.sum())}
+            self.active.set_value(mask)
+        return {"memories_in_use": len(self.memories_in_use())}
+
+    def memories_in_use(self) -> np.ndarray:
+        """The indices of the memories that rounding has not removed."""
+        if self.active is None:
+            return np.arange(self.config.memories)
+        return np.flatnonzero(self.active.as_array()[::self.config.k] > 0)
 
     def _reads(self, examples) -> np.ndarray:
         """The (k, M) read feeding every step of every example (padding excluded): (N, k, M)."""
@@ -204,8 +210,7 @@ class _MemoryRNN(SequenceModel):
         removed by rounding are left out."""
         actions = state.actions.npvalue().reshape(len(self.actions_used), -1).argmax(axis=0)
         tops = state.memory.top().npvalue().reshape(-1)
-        used = range(self.config.memories) if self.active is None else \
-            np.flatnonzero(self.active.as_array().reshape(-1))
+        used = self.memories_in_use()
         return ([(f"action {i + 1}", self.actions_used[actions[i]]) for i in used]
                 + [(f"top {i + 1}", f"{tops[i]:.2f}") for i in used])
 
