@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from parsers.api import PARSER_TRAINING
+from parsers.model import ParserConfig
 from stackparse.errors import UserError
 from stackparse.training.sequence import SequenceDataConfig
 from stackparse.training.trainer import TrainConfig
@@ -52,24 +54,24 @@ def models():
         click.echo(f"{name:14} {cls.description}")
 
 
-def _fields_as_options(*classes):
-    """click options for the fields of settings dataclasses, defaults shown from the dataclass.
-
-    Options default to None so that only what the user typed overrides a dataclass default."""
+def _fields_as_options(*defaults, skip=()):
+    """click options for the fields of settings dataclasses (instances: their values are shown as
+    the defaults). Options default to None, so only what the user typed overrides a setting."""
     fields = {}
-    for cls in classes:
-        for fld in dataclasses.fields(cls):
-            fields.setdefault(fld.name, (cls, fld))
+    for settings in defaults:
+        for fld in dataclasses.fields(settings):
+            if fld.name not in skip:
+                fields.setdefault(fld.name, getattr(settings, fld.name))
 
     def decorate(f):
-        for name, (cls, fld) in reversed(list(fields.items())):
-            flag = f"--{name.replace('_', '-')}"
-            if isinstance(fld.default, bool):     # --rounding / --no-rounding
+        for name, default in reversed(list(fields.items())):
+            flag, shown = f"--{name.replace('_', '-')}", str(default) if default != "" else "none"
+            if isinstance(default, bool):     # --rounding / --no-rounding
                 f = click.option(f"{flag}/--no-{name.replace('_', '-')}", name, default=None,
-                                 show_default=str(fld.default), help=_field_help(cls, name))(f)
+                                 show_default=shown, help=_field_help(name))(f)
             else:
-                f = click.option(flag, name, type=type(fld.default), default=None,
-                                 show_default=str(fld.default), help=_field_help(cls, name))(f)
+                f = click.option(flag, name, type=type(default), default=None,
+                                 show_default=shown, help=_field_help(name))(f)
         return f
     return decorate
 
@@ -80,10 +82,10 @@ def _model_configs():
     return list(dict.fromkeys(cls.Config for cls in MODELS.values()))
 
 
-def _field_help(cls, name: str) -> str:
+def _field_help(name: str) -> str:
     return {
         "hidden": "hidden units", "layers": "recurrent layers", "epochs": "maximum training epochs",
-        "batch_size": "streams (sequences) per minibatch", "bptt": "truncated BPTT length, 0 = full BPTT",
+        "batch_size": "sequences (streams, sentences) per minibatch", "bptt": "truncated BPTT length, 0 = full BPTT",
         "optimizer": "sgd or adam", "lr": "learning rate", "lr_schedule": "plateau (halve when validation "
         "stops improving), inverse or constant", "lr_decay": "decay for the inverse schedule",
         "clip": "gradient norm clipping threshold, 0 = off", "patience": "stop after this many epochs "
@@ -99,6 +101,15 @@ def _field_help(cls, name: str) -> str:
         "fine-tuning starts", "rounding_growth": "factor per fine-tuning epoch of the action-logit multiplier",
         "capacity": "0 = stacks grow as needed; N = keep the top N values where BPTT cuts (long streams)",
         "max_minutes": "time budget: no epoch starts that would end past it, 0 = none",
+        "system": "transition system: arc-swap (non-projective), arc-standard, arc-hybrid",
+        "vectors": "pretrained word vectors, word2vec / fastText text format",
+        "vectors_limit": "keep this many (most frequent) words of --vectors",
+        "char_hidden": "character BiLSTM units per direction, 0 = no character model",
+        "context_layers": "BiLSTM layers over the sentence, 0 = Dyer et al. exactly",
+        "context_dim": "units per direction of the sentence BiLSTM",
+        "top_features": "the parser state also sees s0, s1 and b0 (--no-top-features: Dyer et al.)",
+        "word_dropout": "alpha of word dropout (p(UNK) = alpha / (alpha + count))",
+        "dropout": "dropout on token vectors and the parser state",
         "memory_size": "dimension of the values pushed (neural-stack, -queue, -deque)",
         "pop_bias": "initial bias of the pop signals (Grefenstette et al.'s Appendix B: -1)",
     }.get(name, name.replace("_", " "))
@@ -114,7 +125,7 @@ def _settings(cls, options: dict, base=None):
 @click.argument("task")
 @click.option("--model", "model_name", default="lstm", show_default=True,
               help="model name (see `python cli.py models`)")
-@_fields_as_options(*_model_configs(), TrainConfig, SequenceDataConfig)
+@_fields_as_options(*(c() for c in _model_configs()), TrainConfig(), SequenceDataConfig())
 @click.option("--test-max-n", type=int, default=None, help="largest test size (default: the task's protocol)")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="output directory [default: runs/TASK-MODEL-sSEED]")
@@ -251,30 +262,6 @@ def corpus_get(name, dest):
         click.echo(path)
 
 
-def _parser_options(f):
-    from parsers.model import ParserConfig
-    from parsers.api import PARSER_TRAINING
-    for fld in reversed(dataclasses.fields(ParserConfig)):
-        default = fld.default
-        f = click.option(f"--{fld.name.replace('_', '-')}", fld.name, type=type(default), default=None,
-                         show_default=str(default) if default != "" else "none", help=_parser_help(fld.name))(f)
-    for name in ("epochs", "batch_size", "optimizer", "lr", "lr_schedule", "clip", "patience", "max_minutes", "seed"):
-        f = click.option(f"--{name.replace('_', '-')}", name, type=type(getattr(PARSER_TRAINING, name)),
-                         default=None, show_default=str(getattr(PARSER_TRAINING, name)),
-                         help=_field_help(TrainConfig, name).replace("streams (sequences)", "sentences"))(f)
-    return f
-
-
-def _parser_help(name: str) -> str:
-    return {"system": "transition system: arc-swap (non-projective), arc-standard, arc-hybrid",
-            "vectors": "pretrained word vectors, word2vec / fastText text format",
-            "vectors_limit": "keep this many (most frequent) words of --vectors",
-            "char_hidden": "character BiLSTM units per direction, 0 = no character model",
-            "context_layers": "BiLSTM layers over the sentence before the buffer, 0 = Dyer et al. exactly",
-            "word_dropout": "alpha of word dropout (p(UNK) = alpha / (alpha + count))",
-            "dropout": "dropout on token vectors and the parser state"}.get(name, name.replace("_", " "))
-
-
 @main.command("train-parser")
 @click.argument("train_file", metavar="TRAIN.conllu", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--dev", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -283,15 +270,14 @@ def _parser_help(name: str) -> str:
               show_default=True, help="run directory; the best model is written to OUT/best")
 @click.option("--skip-invalid", is_flag=True, help="skip malformed sentences (and report how many)")
 @click.option("--resume", is_flag=True, help="continue an interrupted run in --out")
-@_parser_options
+@_fields_as_options(ParserConfig(), PARSER_TRAINING, skip=("bptt",))
 def train_parser_command(train_file, dev, out, skip_invalid, resume, **options):
     """Train a stack-LSTM dependency parser (Dyer et al. 2015) on TRAIN.conllu.
 
     A missing corpora/en.conllu (UD English EWT) is obtained first. Early stopping and model
     selection on dev LAS; Ctrl-C keeps the best model so far.
     """
-    from parsers.api import PARSER_TRAINING, train_parser
-    from parsers.model import ParserConfig
+    from parsers.api import train_parser
     config = _settings(ParserConfig, options)
     training = _settings(TrainConfig, options, base=PARSER_TRAINING)
     try:

@@ -14,9 +14,9 @@ Equations (numbers as in Dyer et al. 2015, §3):
     state      p_t = ReLU(W [s_t; b_t; a_t] + d)               (§3.1)
     action     p(z | p_t) = softmax over the legal actions of g_z . p_t + q_z     (eq. 1)
     compose    c = tanh(U [h; d; r] + e)                       head, dependent, relation (§3.4)
-With `context_layers > 0` a BiLSTM over the sentence (2 layers of 125 units per direction by
-default, as Kiperwasser & Goldberg 2016) contextualises x_i before it enters the stack and buffer, a
-common extension; `context_layers=0` gives Dyer et al.'s model exactly.
+Two common extensions, on by default (`context_layers=0, top_features=False` give Dyer et al.'s
+model exactly): a BiLSTM over the sentence contextualises x_i before it enters the stack and
+buffer, and the parser state also sees the vectors of the top items s0, s1 and b0.
 
 Training uses word dropout (unknown-word training, Kiperwasser & Goldberg 2016: a word becomes UNK
 with probability alpha / (alpha + count)). Decoding is greedy and batched: the sentences of a batch
@@ -24,6 +24,7 @@ advance in lockstep, and DyNet's autobatching computes each step's scores for al
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -47,13 +48,14 @@ class ParserConfig:
     vectors: str = ""              # word2vec / fastText text file; "" = none
     vectors_limit: int = 100000    # keep the first (most frequent) words of the vectors file
     token_dim: int = 100
-    context_layers: int = 2        # BiLSTM layers over the sentence; 0 = Dyer et al. exactly
-    context_dim: int = 125         # BiLSTM units per direction (stack items are 2 * context_dim)
-    lstm_dim: int = 128
+    context_layers: int = 1        # BiLSTM layers over the sentence; 0 = Dyer et al. exactly
+    context_dim: int = 50          # BiLSTM units per direction (stack items are 2 * context_dim)
+    lstm_dim: int = 200
     lstm_layers: int = 2
     action_dim: int = 20
     rel_dim: int = 20
     state_dim: int = 100
+    top_features: bool = True      # the state also sees the vectors of s0, s1 and b0; False = Dyer et al.
     word_dropout: float = 0.25     # alpha of word dropout; 0 = off
     dropout: float = 0.2           # on token vectors and the parser state, in training only
 
@@ -149,6 +151,9 @@ class StackLSTMParser:
         self.U = [self.pc.add_parameters((item, d)) for d in (item, item, c.rel_dim)]
         self.e = self.pc.add_parameters((item,), init=0.0)
         self.W = [self.pc.add_parameters((c.state_dim, c.lstm_dim)) for _ in range(3)]
+        if c.top_features:
+            self.T = [self.pc.add_parameters((c.state_dim, item)) for _ in range(3)]     # s0, s1, b0
+            self.absent = self.pc.add_parameters((item,), name="absent")                # no such item
         self.d = self.pc.add_parameters((c.state_dim,), init=0.0)
         self.G = self.pc.add_parameters((n_actions, c.state_dim))
         self.q = self.pc.add_parameters((n_actions,), init=0.0)
@@ -209,9 +214,17 @@ class StackLSTMParser:
         return _Parse(config, stack, buffer, self.action_lstm.initial_state(), tuple(tokens))
 
     def _scores(self, p: _Parse, train: bool) -> dy.Expression:
-        """Action scores g . p_t + q (eq. 1), from p_t = ReLU(W [s; b; a] + d)."""
-        state = dy.rectify(dy.affine_transform([self.d, self.W[0], p.stack.output(), self.W[1],
-                                                p.buffer.output(), self.W[2], p.actions.output()]))
+        """Action scores g . p_t + q (eq. 1), from p_t = ReLU(W [s; b; a] + d), and with
+        `top_features` p_t = ReLU(W [s; b; a] + T [v(s0); v(s1); v(b0)] + d): the summaries of
+        whole structures miss detail of the items the next action is about (cf. the feature
+        sets of Kiperwasser & Goldberg 2016)."""
+        parts = [self.d, self.W[0], p.stack.output(), self.W[1], p.buffer.output(), self.W[2], p.actions.output()]
+        if self.config.top_features:
+            stack = list(itertools.islice(p.stack, 2))
+            tops = stack + [None] * (2 - len(stack)) + [p.buffer.top]
+            for T, word in zip(self.T, tops):
+                parts += [T, self.absent if word is None else p.reps[word]]
+        state = dy.rectify(dy.affine_transform(parts))
         if train and self.config.dropout:
             state = dy.dropout(state, self.config.dropout)
         return dy.affine_transform([self.q, self.G, state])
