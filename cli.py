@@ -99,7 +99,8 @@ def _field_help(name: str) -> str:
         "rounding": "discrete actions at validation and test; during fine-tuning, a growing multiplier on "
         "the action logits and removal of unused stacks", "rounding_start": "epoch where rounding's "
         "fine-tuning starts", "rounding_growth": "factor per fine-tuning epoch of the action-logit multiplier",
-        "capacity": "0 = stacks grow as needed; N = keep the top N values where BPTT cuts (long streams)",
+        "capacity": "keep the top N values where truncated BPTT cuts a training stream (0 = unbounded; "
+        "test sequences are never cut)",
         "max_minutes": "time budget: no epoch starts that would end past it, 0 = none",
         "system": "transition system: arc-swap (non-projective), arc-standard, arc-hybrid",
         "vectors": "pretrained word vectors, word2vec / fastText text format",
