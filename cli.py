@@ -112,6 +112,7 @@ def _field_help(name: str) -> str:
         "word_dropout": "alpha of word dropout (p(UNK) = alpha / (alpha + count))",
         "dropout": "dropout on token vectors and the parser state",
         "memory_size": "dimension of the values pushed (neural-stack, -queue, -deque)",
+        "embedding": "dimension of the learned input embeddings, 0 = one-hot (neural-*, deep-lstm)",
         "pop_bias": "initial bias of the pop signals (Grefenstette et al.'s Appendix B: -1)",
     }.get(name, name.replace("_", " "))
 
