@@ -2,6 +2,7 @@
 suites with curves, accuracy against n as a table of ranges and a PNG plot (matplotlib, optional)."""
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 
@@ -98,7 +99,7 @@ def plot_curves(curve_table: dict, path: Path, title: str) -> None:
         ax.axvspan(1, 19, color="0.9", label="training sizes")
         ax.set(title=f"{task}", xlabel="n", ylabel="sequences correct (%)", ylim=(-3, 103))
         ax.legend(fontsize=8)
-    fig.suptitle(title, fontsize=9)
+    fig.suptitle(textwrap.fill(title, 60 * len(tasks)), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
