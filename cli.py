@@ -295,14 +295,16 @@ def train_parser_command(train_file, dev, out, skip_invalid, resume, **options):
 @click.argument("input_file", metavar="INPUT.conllu", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="where to write the parsed CoNLL-U")
-def parse(model_dir, input_file, output):
+@click.option("--beam", type=int, default=1, show_default=True,
+              help="beam width; 1 = greedy (fastest), larger = beam search (slower, slightly more accurate)")
+def parse(model_dir, input_file, output, beam):
     """Parse INPUT.conllu (gold tokenization and UPOS) with the model in MODEL_DIR.
 
     Only HEAD and DEPREL are written; every other column, comment, multiword token and empty node
     is copied byte for byte.
     """
     from parsers.api import Parser
-    stats = Parser.load(model_dir).parse_file(input_file, output, progress=True)
+    stats = Parser.load(model_dir).parse_file(input_file, output, progress=True, beam=beam)
     click.echo(f"parsed {stats['sentences']} sentences, {stats['words']} words in {stats['seconds']:.1f} s "
                f"({stats['words_per_s']:.0f} words/s) -> {output}", err=True)
 
@@ -313,11 +315,13 @@ def parse(model_dir, input_file, output):
               default=Path("corpora/en-test.conllu"), show_default=True, help="gold test treebank")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="where result.json and report.md go [default: RUN_DIR/benchmark]")
-def bench_parser(run_dir, test_file, out):
+@click.option("--beam", type=int, default=1, show_default=True, help="beam width (1 = greedy)")
+def bench_parser(run_dir, test_file, out, beam):
     """Benchmark a train-parser run: test UAS/LAS and parsing words/s (one process), with its
     training figures (minutes, sentences/s, dev scores). Writes result.json and report.md."""
     from parsers.benchmark import benchmark_parser, markdown
-    click.echo(markdown(benchmark_parser(run_dir, test_file, out or run_dir / "benchmark")))
+    default_out = run_dir / ("benchmark" if beam == 1 else f"benchmark-beam{beam}")
+    click.echo(markdown(benchmark_parser(run_dir, test_file, out or default_out, beam=beam)))
 
 
 @main.command()

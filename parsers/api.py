@@ -67,18 +67,22 @@ class Parser:
         Path(directory).mkdir(parents=True, exist_ok=True)
         save_parser(self.model, self.pc, Path(directory))
 
-    def parse(self, sentences: list[Sentence], batch_size: int = 32, progress: bool = False) -> list[Sentence]:
-        """Copies of `sentences` with predicted heads and labels."""
+    def parse(self, sentences: list[Sentence], batch_size: int = 32, progress: bool = False,
+              beam: int = 1) -> list[Sentence]:
+        """Copies of `sentences` with predicted heads and labels (greedy; beam search if beam > 1)."""
+        if beam < 1:
+            raise UserError(f"--beam must be at least 1 (got {beam})")
         total = sum(len(s.words) for s in sentences)
         with tqdm(total=total, unit="word", desc="parsing", disable=None if progress else True) as bar:
-            configs = parse_sentences(self.model, sentences, batch_size, bar.update)
+            configs = parse_sentences(self.model, sentences, batch_size, bar.update, beam)
         return [with_tree(s, c) for s, c in zip(sentences, configs)]
 
-    def parse_file(self, input_path: str | Path, output_path: str | Path, progress: bool = False) -> dict:
+    def parse_file(self, input_path: str | Path, output_path: str | Path, progress: bool = False,
+                   beam: int = 1) -> dict:
         """Parse a CoNLL-U file; only HEAD and DEPREL change in the output. Returns timing figures."""
         sentences, _ = read_conllu(input_path)
         start = time.perf_counter()
-        parsed = self.parse(sentences, progress=progress)
+        parsed = self.parse(sentences, progress=progress, beam=beam)
         seconds = time.perf_counter() - start
         write_conllu(output_path, sentences, [s.heads for s in parsed], [s.deprels for s in parsed])
         words = sum(len(s.words) for s in sentences)

@@ -15,7 +15,7 @@ from stackparse.config import write_json
 from stackparse.errors import UserError
 
 
-def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int = 32) -> dict:
+def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int = 32, beam: int = 1) -> dict:
     """Parse `test_path` once with the run's best model (one process, one core) and score it."""
     run_dir, out = Path(run_dir), Path(out)
     if not (run_dir / "metrics.json").is_file():
@@ -23,7 +23,7 @@ def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int 
     parser = Parser.load(run_dir)
     gold, _ = read_conllu(test_path)
     start = time.perf_counter()
-    parsed = parser.parse(gold, batch_size=batch_size)
+    parsed = parser.parse(gold, batch_size=batch_size, beam=beam)
     seconds = time.perf_counter() - start
     scores = evaluate(gold, parsed)
     run = json.loads((run_dir / "metrics.json").read_text())
@@ -32,7 +32,7 @@ def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int 
         "test_file": str(test_path), "words": scores.words, "sentences": len(gold),
         "test_uas": scores.uas, "test_las": scores.las, "test_las_universal": scores.las_universal,
         "parse_seconds": seconds, "parse_words_per_s": scores.words / seconds,
-        "parse_sentences_per_s": len(gold) / seconds, "parse_batch_size": batch_size,
+        "parse_sentences_per_s": len(gold) / seconds, "parse_batch_size": batch_size, "beam": beam,
         "dev_las": run["dev_las"], "dev_uas": run["dev_uas"], "best_epoch": run["epoch"],
         "epochs_run": len(log), "train_minutes": run["train_minutes"],
         "train_sentences_per_s": sum(e["train_sents_per_s"] for e in log) / len(log),

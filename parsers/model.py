@@ -24,6 +24,7 @@ advance in lockstep, and DyNet's autobatching computes each step's scores for al
 """
 from __future__ import annotations
 
+import heapq
 import itertools
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -263,21 +264,36 @@ class StackLSTMParser:
                 p = self._advance(p, action)
         return dy.esum(terms)
 
-    def parse(self, sentences) -> list[Configuration]:
-        """Greedy decoding of a batch of sentences in lockstep; returns their final configurations.
+    def parse(self, sentences, beam: int = 1) -> list[Configuration]:
+        """Beam search over a batch of sentences in lockstep (beam 1: greedy decoding); returns
+        each sentence's best final configuration.
 
-        Call `dy.renew_cg(autobatching=True)` first, so each step is computed as one batch.
+        Hypotheses are `_Parse` values: the persistent stacks let every hypothesis extend a shared
+        prefix without copying. A hypothesis scores the sum of its actions' log-probabilities
+        (softmax over the legal actions); finished ones stay in their beam until all are finished.
+        Call `dy.renew_cg(autobatching=True)` first, so each step's scores are one batch.
         """
-        parses = [self._start(tokens) for tokens in self._tokens(sentences, None)]
-        active = [i for i, p in enumerate(parses) if not self.system.is_terminal(p.config)]
-        while active:
-            legal = [self.system.legal(parses[i].config) for i in active]
-            scores = [self._scores(parses[i], False) if len(lg) > 1 else None for i, lg in zip(active, legal)]
-            needed = [s for s in scores if s is not None]
-            if needed:
-                dy.forward(needed)
-            for i, lg, s in zip(active, legal, scores):
-                best = lg[0] if s is None else lg[int(np.argmax(s.npvalue()[lg]))]
-                parses[i] = self._advance(parses[i], best)
-            active = [i for i in active if not self.system.is_terminal(parses[i].config)]
-        return [p.config for p in parses]
+        beams = [[(0.0, self._start(tokens))] for tokens in self._tokens(sentences, None)]
+        while True:
+            legal = {(b, h): self.system.legal(p.config) for b, hyps in enumerate(beams)
+                     for h, (_, p) in enumerate(hyps) if not self.system.is_terminal(p.config)}
+            if not legal:
+                return [max(hyps, key=lambda hyp: hyp[0])[1].config for hyps in beams]
+            scores = {key: self._scores(beams[key[0]][key[1]][1], False) for key, lg in legal.items() if len(lg) > 1}
+            if scores:
+                dy.forward(list(scores.values()))
+            beams = [self._extend(b, hyps, legal, scores, beam) for b, hyps in enumerate(beams)]
+
+    def _extend(self, b: int, hyps: list, legal: dict, scores: dict, beam: int) -> list:
+        """The `beam` best one-action extensions of sentence b's hypotheses (finished ones kept)."""
+        candidates = []
+        for h, (score, p) in enumerate(hyps):
+            if (b, h) not in legal:
+                candidates.append((score, p, None))
+                continue
+            lg = legal[(b, h)]
+            logits = scores[(b, h)].npvalue()[lg] if (b, h) in scores else np.zeros(1)
+            logp = logits - np.logaddexp.reduce(logits)
+            candidates += [(score + lp, p, a) for lp, a in zip(logp, lg)]
+        best = heapq.nlargest(beam, candidates, key=lambda c: c[0])     # stable: ties keep order
+        return [(score, p if a is None else self._advance(p, a)) for score, p, a in best]

@@ -17,14 +17,15 @@ from stackparse.config import to_dict, write_json
 
 
 def parse_sentences(model: StackLSTMParser, sentences: list[Sentence], batch_size: int = 32,
-                    progress=None) -> list[Configuration]:
-    """Final configurations of greedy parses, batches of similar length decoded in lockstep."""
+                    progress=None, beam: int = 1) -> list[Configuration]:
+    """Final configurations of the parses (greedy, or beam search with `beam` > 1), batches of
+    similar length decoded in lockstep."""
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i].words))
     result: list[Configuration | None] = [None] * len(sentences)
     for start in range(0, len(order), batch_size):
         chunk = order[start:start + batch_size]
         dy.renew_cg(autobatching=True)
-        for i, config in zip(chunk, model.parse([sentences[i] for i in chunk])):
+        for i, config in zip(chunk, model.parse([sentences[i] for i in chunk], beam)):
             result[i] = config
         if progress is not None:
             progress(sum(len(sentences[i].words) for i in chunk))

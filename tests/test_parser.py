@@ -92,3 +92,16 @@ def test_pretrained_vectors_are_used_saved_and_checked(tmp_path):
     with pytest.raises(UserError, match=r"bad.txt:2: expected 2 numbers, found 1"):
         train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run2",
                      dataclasses.replace(TINY, vectors=str(tmp_path / "bad.txt")), TINY_TRAINING, progress=False)
+
+
+def test_beam_one_is_greedy_and_wider_beams_give_trees(trained):
+    parser, _, d = trained
+    gold, _ = read_conllu(d / "dev.conllu")
+    greedy = parser.parse(gold)
+    assert [s.heads for s in parser.parse(gold, beam=1)] == [s.heads for s in greedy]
+    wide = parser.parse(gold, beam=4)
+    for s in wide:
+        assert [w.head for w in s.words].count(0) == 1
+    assert evaluate(gold, wide).las >= evaluate(gold, greedy).las - 5
+    with pytest.raises(UserError, match="--beam must be at least 1"):
+        parser.parse(gold, beam=0)
