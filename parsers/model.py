@@ -166,7 +166,7 @@ class StackLSTMParser:
     def _char_reps(self, forms: set[str]) -> dict[str, dy.Expression]:
         """A character BiLSTM vector per distinct form of the batch (computed once per form)."""
         reps = {}
-        for form in forms:
+        for form in sorted(forms):    # a fixed graph order: set order follows per-process string hashes
             chars = [self.chars[self.vocab.char(ch)] for ch in form]
             fwd = self.char_fwd.initial_state().transduce(chars)[-1]
             bwd = self.char_bwd.initial_state().transduce(chars[::-1])[-1]

@@ -1,6 +1,11 @@
 """The stack-LSTM parser: it learns, it round-trips through disk, and it only writes HEAD/DEPREL."""
 import dataclasses
+import json
+import os
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +110,29 @@ def test_beam_one_is_greedy_and_wider_beams_give_trees(trained):
     assert evaluate(gold, wide).las >= evaluate(gold, greedy).las - 5
     with pytest.raises(UserError, match="--beam must be at least 1"):
         parser.parse(gold, beam=0)
+
+
+TRAIN_IN_A_FRESH_PROCESS = """
+import dataclasses, json, sys
+import stackparse
+from parsers.api import PARSER_TRAINING, train_parser
+from parsers.model import ParserConfig
+config = ParserConfig(word_dim=16, upos_dim=8, char_dim=8, char_hidden=8, token_dim=16, context_dim=8,
+                      lstm_dim=16, lstm_layers=1, state_dim=16, action_dim=4, rel_dim=4)
+_, metrics = train_parser(sys.argv[1], sys.argv[1], sys.argv[2], config,
+                          dataclasses.replace(PARSER_TRAINING, epochs=2, batch_size=8), progress=False)
+print(json.dumps([metrics["dev_las"], metrics["train_loss"]]))
+"""
+
+
+def test_same_seed_same_parser_in_processes_with_different_string_hashes(tmp_path):
+    """Python salts string hashes per process; nothing the graph's order depends on may follow them."""
+    write_conllu(tmp_path / "train.conllu", list(ewt("train")[:60]))
+    results = []
+    for salt in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": salt}
+        out = subprocess.run([sys.executable, "-c", TRAIN_IN_A_FRESH_PROCESS, str(tmp_path / "train.conllu"),
+                              str(tmp_path / f"run{salt}")], env=env, capture_output=True, text=True, check=True,
+                             cwd=Path(__file__).resolve().parents[1])
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert results[0] == results[1]
