@@ -235,6 +235,13 @@ class ArcTransition(Transition):
     def arc(self, config: Configuration) -> tuple[int, int]:
         """The (head, dependent) pair the move would attach."""
 
+    def ops(self, config, label):
+        """An arc between s1 and s0: both leave the stack, the head goes back on it (so that a
+        neural stack pushes the head's new, composed representation). Arc-hybrid's LEFT overrides."""
+        head, dependent = self.arc(config)
+        return [Op(OpKind.POP_STACK), Op(OpKind.POP_STACK),
+                Op(OpKind.ATTACH, head, dependent, label), Op(OpKind.PUSH_STACK, head)]
+
     def is_gold(self, config, gold):
         """The arc is gold and the dependent has all its own dependents: it leaves the
         configuration for good, so it must be complete."""
@@ -253,11 +260,6 @@ class LeftArc(ArcTransition):
     def arc(self, config):
         return config.stack[-1], config.stack[-2]
 
-    def ops(self, config, label):
-        head, dependent = self.arc(config)
-        return [Op(OpKind.POP_STACK), Op(OpKind.POP_STACK),
-                Op(OpKind.ATTACH, head, dependent, label), Op(OpKind.PUSH_STACK, head)]
-
 
 class RightArc(ArcTransition):
     """RIGHT-l (arc-standard and arc-hybrid): s1 -> s0 with label l; s0 leaves the stack, s1 is
@@ -273,11 +275,6 @@ class RightArc(ArcTransition):
 
     def arc(self, config):
         return config.stack[-2], config.stack[-1]
-
-    def ops(self, config, label):
-        head, dependent = self.arc(config)
-        return [Op(OpKind.POP_STACK), Op(OpKind.POP_STACK),
-                Op(OpKind.ATTACH, head, dependent, label), Op(OpKind.PUSH_STACK, head)]
 
 
 class HybridLeftArc(ArcTransition):
