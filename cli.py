@@ -102,6 +102,9 @@ def _field_help(name: str) -> str:
         "capacity": "keep the top N values where truncated BPTT cuts a training stream (0 = unbounded; "
         "test sequences are never cut)",
         "max_minutes": "time budget: no epoch starts that would end past it, 0 = none",
+        "average": "decay per update of a moving average of the parameters, used for validation "
+        "and the saved model (0.999: ~1,000 updates), 0 = off",
+        "average_every": "fold the parameters into the average every N updates (cheaper, same time constant)",
         "system": "transition system: arc-swap (non-projective), arc-standard, arc-hybrid",
         "vectors": "pretrained word vectors, word2vec / fastText text format",
         "vectors_limit": "keep this many (most frequent) words of --vectors",

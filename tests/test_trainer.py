@@ -49,10 +49,11 @@ def test_learning_rate_halves_when_validation_stops_improving(tmp_path, parity):
     assert any(e["lr"] < 50.0 for e in entries)
 
 
-def test_interrupted_then_resumed_run_equals_the_uninterrupted_one(tmp_path, parity):
-    full = TrainConfig(epochs=4, batch_size=4, bptt=3, seed=7)
+@pytest.mark.parametrize("average", [dict(), dict(average=0.9, average_every=2)])
+def test_interrupted_then_resumed_run_equals_the_uninterrupted_one(tmp_path, parity, average):
+    full = TrainConfig(epochs=4, batch_size=4, bptt=3, seed=7, **average)
     Trainer(full, builder(parity, full), progress=False).fit(tmp_path / "a")
-    first = TrainConfig(epochs=2, batch_size=4, bptt=3, seed=7)
+    first = TrainConfig(epochs=2, batch_size=4, bptt=3, seed=7, **average)
     Trainer(first, builder(parity, first), progress=False).fit(tmp_path / "b")
     # "Interrupt" after epoch 2: the checkpoint says epoch 2, not finished; continue with 4 epochs.
     state_file = tmp_path / "b" / "run-1" / "checkpoint" / "run_state.json"
@@ -83,13 +84,57 @@ def test_same_seed_same_numbers(tmp_path, parity):
 
 
 @pytest.mark.parametrize("bad", [dict(epochs=0), dict(lr=-1.0), dict(batch_size=0), dict(bptt=-2),
-                                 dict(restarts=0), dict(optimizer="lbfgs")])
+                                 dict(restarts=0), dict(optimizer="lbfgs"), dict(average=1.0),
+                                 dict(average_every=0)])
 def test_nonsensical_settings_are_user_errors(bad):
     with pytest.raises(UserError):
         TrainConfig(**bad).validate()
+
+
+def test_validation_and_the_saved_model_see_the_averaged_parameters(tmp_path, parity):
+    train = TrainConfig(epochs=2, batch_size=4, seed=2, average=0.99)
+    raw = TrainConfig(epochs=2, batch_size=4, seed=2)
+    Trainer(train, builder(parity, train), progress=False).fit(tmp_path / "avg")
+    Trainer(raw, builder(parity, raw), progress=False).fit(tmp_path / "raw")
+    avg, plain = log(tmp_path / "avg"), log(tmp_path / "raw")
+    assert [e["train_loss"] for e in avg] == [e["train_loss"] for e in plain]    # training itself unchanged
+    assert [e["val_entropy"] for e in avg] != [e["val_entropy"] for e in plain]
+    checkpoint = (tmp_path / "avg" / "run-1" / "checkpoint" / "params").read_bytes()
+    assert checkpoint == (tmp_path / "raw" / "run-1" / "checkpoint" / "params").read_bytes()
 
 
 def test_time_budget_stops_before_an_epoch_that_would_overrun(tmp_path, parity):
     train = TrainConfig(epochs=50, batch_size=4, seed=1, max_minutes=1e-9)
     Trainer(train, builder(parity, train), progress=False).fit(tmp_path)
     assert len(log(tmp_path)) == 1
+
+
+class Phased:
+    """Wraps an objective: validation changes meaning (phase 1) from epoch `switch` on, and then
+    reports a worse criterion than any of phase 0's."""
+
+    def __init__(self, objective, switch):
+        self.objective, self.switch, self.epoch = objective, switch, 0
+        self.criterion, self.maximize, self.unit = objective.criterion, objective.maximize, objective.unit
+
+    def __getattr__(self, name):
+        return getattr(self.objective, name)
+
+    def batches(self, epoch, rng):
+        self.epoch = epoch
+        return self.objective.batches(epoch, rng)
+
+    def validate(self):
+        metrics = self.objective.validate()
+        if self.epoch >= self.switch:
+            metrics.update(phase=1, val_entropy=metrics["val_entropy"] + 100)
+        return metrics
+
+
+def test_a_new_validation_phase_restarts_model_selection(tmp_path, parity):
+    train = TrainConfig(epochs=4, batch_size=4, seed=1, lr_schedule="plateau")
+    build = builder(parity, train)
+    result = Trainer(train, lambda seed: Phased(build(seed), switch=2), progress=False).fit(tmp_path)
+    entries = log(tmp_path)
+    assert entries[2]["best"] == entries[2]["val_entropy"]         # the first of phase 1 is the best so far
+    assert result.epoch >= 3 and result.metrics["phase"] == 1

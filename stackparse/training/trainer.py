@@ -15,6 +15,7 @@ import json
 import math
 import shutil
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
@@ -25,6 +26,7 @@ from tqdm import tqdm
 
 from stackparse.config import write_json
 from stackparse.errors import UserError
+from stackparse.training.averaging import ParameterAverage
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,9 @@ class TrainConfig:
     restarts: independent runs from different initialisations; the best on validation is kept.
     max_minutes: time budget of each run: no epoch is started that the last epoch's duration says
       would end past it (0 = none). Epoch counts then depend on the machine's speed.
+    average: decay per update of an exponential moving average of the parameters, which is what
+      validation sees and what is saved (0 = off); average_every: fold the parameters into it
+      every k updates (the decay is adjusted, so only the cost changes).
     """
     epochs: int = 40
     batch_size: int = 1
@@ -53,6 +58,8 @@ class TrainConfig:
     restarts: int = 1
     seed: int = 1
     max_minutes: float = 0.0
+    average: float = 0.0
+    average_every: int = 1
 
     def validate(self) -> None:
         checks = [
@@ -64,6 +71,8 @@ class TrainConfig:
             (self.restarts >= 1, f"--restarts must be at least 1 (got {self.restarts})"),
             (self.patience >= 0, f"--patience must be 0 (off) or positive (got {self.patience})"),
             (self.max_minutes >= 0, f"--max-minutes must be 0 (none) or positive (got {self.max_minutes})"),
+            (0 <= self.average < 1, f"--average must be in [0, 1) (got {self.average})"),
+            (self.average_every >= 1, f"--average-every must be at least 1 (got {self.average_every})"),
             (self.optimizer in OPTIMIZERS, f"--optimizer must be one of {sorted(OPTIMIZERS)}"),
             (self.lr_schedule in ("plateau", "inverse", "constant"),
              "--lr-schedule must be plateau, inverse or constant"),
@@ -98,7 +107,10 @@ class Objective(Protocol):
         """(loss, units) per graph: one for full BPTT, one per segment for truncated BPTT.
         Each is built in a fresh computation graph; the trainer backpropagates and updates."""
 
-    def validate(self) -> dict[str, float]: ...
+    def validate(self) -> dict[str, float]:
+        """Validation metrics, `criterion` among them; an optional "phase" that changes when what
+        validation measures changes (best and patience then restart: values of different phases
+        are not comparable)."""
 
     def save(self, directory: Path) -> None:
         """Everything needed to reload the model (parameters, vocabularies, settings)."""
@@ -118,6 +130,7 @@ class RunState:
     bad_epochs: int = 0
     seconds: float = 0.0        # training time so far, for the time budget
     finished: bool = False
+    phase: int = 0              # the validation phase `best` belongs to
 
 
 @dataclass(frozen=True)
@@ -155,6 +168,11 @@ def existing_dir(directory: Path) -> Path | None:
     return None
 
 
+def _applied(average: ParameterAverage | None):
+    """The averaged parameters in the model within the block, when averaging is on."""
+    return nullcontext() if average is None else average.applied()
+
+
 def epoch_seed(seed: int, restart: int, epoch: int) -> int:
     """A DyNet seed for one epoch of one restart; epoch -1 is the initialisation.
     (DyNet wants a positive 32-bit integer.)"""
@@ -180,7 +198,8 @@ class Trainer:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         results = [self._run(out, restart, resume) for restart in range(1, self.config.restarts + 1)]
-        return min(results, key=lambda r: -r.best if self._maximize else r.best)
+        # The latest validation phase first (an earlier phase's numbers measure something else).
+        return min(results, key=lambda r: (-r.metrics.get("phase", 0), -r.best if self._maximize else r.best))
 
     def _better(self, value: float, best: float | None) -> bool:
         if best is None:
@@ -203,11 +222,14 @@ class Trainer:
             shutil.rmtree(run_dir)
         optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), state.lr)
         optimizer.set_clip_threshold(cfg.clip)    # DyNet: a threshold of 0 turns clipping off
+        average = ParameterAverage(objective.param_collection(), cfg.average, cfg.average_every) if cfg.average else None
+        if checkpoint is not None and average is not None:
+            average.load(checkpoint / "average.npz")
         metrics = {}
         try:
             while not state.finished and state.epoch < cfg.epochs:
-                metrics = self._epoch(objective, optimizer, state, seed, out)
-                self._after_epoch(objective, optimizer, state, metrics, run_dir, out)
+                metrics = self._epoch(objective, optimizer, average, state, seed)
+                self._after_epoch(objective, average, state, metrics, run_dir, out)
         except KeyboardInterrupt:
             tqdm.write(f"interrupted: the best model so far is kept in {out / 'best'}")
             raise
@@ -216,7 +238,7 @@ class Trainer:
         best_metrics = json.loads((existing_dir(run_dir / "best") / "metrics.json").read_text())
         return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best")
 
-    def _epoch(self, objective, optimizer, state: RunState, seed: int, out: Path) -> dict:
+    def _epoch(self, objective, optimizer, average: ParameterAverage | None, state: RunState, seed: int) -> dict:
         cfg = self.config
         rng = np.random.default_rng([seed, state.restart, state.epoch])
         dy.reset_random_seed(epoch_seed(seed, state.restart, state.epoch))
@@ -231,6 +253,8 @@ class Trainer:
                     total_units += units
                     loss.backward()
                     optimizer.update()
+                    if average is not None:
+                        average.update()
                 elapsed = time.perf_counter() - start
                 bar.set_postfix(loss=f"{total_loss / max(total_units, 1):.4f}",
                                 rate=f"{total_units / max(elapsed, 1e-9):.0f} {objective.unit}/s")
@@ -239,7 +263,8 @@ class Trainer:
                    "train_loss": total_loss / max(total_units, 1),
                    f"train_{objective.unit}_per_s": total_units / max(train_time, 1e-9),
                    "train_seconds": train_time}
-        metrics.update(objective.validate())
+        with _applied(average):
+            metrics.update(objective.validate())
         metrics["epoch_seconds"] = time.perf_counter() - start
         return metrics
 
@@ -248,18 +273,21 @@ class Trainer:
             return self.config.lr / (1 + self.config.lr_decay * state.epoch)
         return state.lr
 
-    def _after_epoch(self, objective, optimizer, state, metrics, run_dir: Path, out: Path) -> None:
+    def _after_epoch(self, objective, average: ParameterAverage | None, state, metrics, run_dir: Path, out: Path) -> None:
         cfg = self.config
         value = metrics[objective.criterion]
         if not math.isfinite(value):
             raise UserError(f"training diverged: validation {objective.criterion} is {value} at "
                             f"epoch {state.epoch + 1}; try a smaller --lr or --clip")
+        if metrics.get("phase", 0) != state.phase:      # a new kind of validation: select afresh
+            state.phase, state.best, state.bad_epochs = metrics["phase"], None, 0
         improved = self._better(value, state.best)
         if improved:
             state.best, state.best_epoch, state.bad_epochs = value, state.epoch + 1, 0
         metrics["best"] = state.best
         if improved:
-            save_dir_atomically(run_dir / "best", lambda d: self._save(objective, d, metrics))
+            with _applied(average):
+                save_dir_atomically(run_dir / "best", lambda d: self._save(objective, d, metrics))
             self._keep_overall_best(out, run_dir, state)     # so Ctrl-C always leaves out/best
         else:
             state.bad_epochs += 1
@@ -275,7 +303,7 @@ class Trainer:
         if self.progress:
             tqdm.write(f"run {state.restart} epoch {state.epoch}/{cfg.epochs}: " + "  ".join(
                 f"{k} {v:.4g}" for k, v in metrics.items() if isinstance(v, float)))
-        save_dir_atomically(run_dir / "checkpoint", lambda d: self._checkpoint(objective, d, state))
+        save_dir_atomically(run_dir / "checkpoint", lambda d: self._checkpoint(objective, average, d, state))
 
     @staticmethod
     def _save(objective, directory: Path, metrics: dict) -> None:
@@ -283,15 +311,19 @@ class Trainer:
         write_json(directory / "metrics.json", metrics)
 
     @staticmethod
-    def _checkpoint(objective, directory: Path, state: RunState) -> None:
-        objective.save(directory)
+    def _checkpoint(objective, average: ParameterAverage | None, directory: Path, state: RunState) -> None:
+        objective.save(directory)      # the raw parameters: training goes on from them
+        if average is not None:
+            average.save(directory / "average.npz")
         write_json(directory / "run_state.json", state.__dict__)
 
     def _keep_overall_best(self, out: Path, run_dir: Path, state: RunState) -> None:
         overall = existing_dir(out / "best")
         if overall is not None:
             previous = json.loads((overall / "metrics.json").read_text())
-            if previous.get("restart") != state.restart and not self._better(state.best, previous["best"]):
+            earlier_phase = state.phase < previous.get("phase", 0)
+            if previous.get("restart") != state.restart and (earlier_phase or (
+                    state.phase == previous.get("phase", 0) and not self._better(state.best, previous["best"]))):
                 return
         source = existing_dir(run_dir / "best")
         save_dir_atomically(out / "best", lambda d: [shutil.copy2(f, d / f.name) for f in source.iterdir()])
