@@ -101,6 +101,9 @@ def _field_help(name: str) -> str:
         "fine-tuning starts", "rounding_growth": "factor per fine-tuning epoch of the action-logit multiplier",
         "capacity": "keep the top N values where truncated BPTT cuts a training stream (0 = unbounded; "
         "test sequences are never cut)",
+        "curriculum_start": "curriculum: the largest training size at first (0 = the task's own curriculum)",
+        "curriculum_step": "curriculum: sizes added each time it grows (0 = the task's)",
+        "curriculum_every": "curriculum: epochs between growths (0 = the task's)",
         "max_minutes": "time budget: no epoch starts that would end past it, 0 = none",
         "average": "decay per update of a moving average of the parameters, used for validation "
         "and the saved model (0.999: ~1,000 updates), 0 = off",

@@ -148,3 +148,13 @@ def test_size_report_gives_coarse_and_fine_accuracy(rng):
     metrics = report.to_dict()
     assert metrics["coarse_accuracy"] == 0.0
     assert metrics["fine_accuracy"] == pytest.approx(10 / 66)
+
+
+def test_curriculum_overrides_grow_the_largest_size_by_steps():
+    from stackparse.training.sequence import SequenceDataConfig, curriculum_max_n
+    task = get_task("reversal")
+    assert [curriculum_max_n(SequenceDataConfig().protocol(task), e) for e in (0, 5)] == [64, 64]
+    grown = SequenceDataConfig(curriculum_start=16, curriculum_step=8, curriculum_every=2).protocol(task)
+    assert [curriculum_max_n(grown, e) for e in range(0, 16, 2)] == [16, 24, 32, 40, 48, 56, 64, 64]
+    counting = get_task("anbn")          # the task's own curriculum unless overridden
+    assert curriculum_max_n(SequenceDataConfig().protocol(counting), 4) == 7

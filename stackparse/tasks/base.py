@@ -49,8 +49,9 @@ def concatenate(examples: list[Example]) -> Example:
 class Protocol:
     """How a task is trained and tested.
 
-    train_n: (lo, hi) sizes seen in training; the curriculum grows hi from `curriculum_start` by one
-      every `curriculum_every` epochs (0 = no curriculum: all of lo..hi from the first epoch).
+    train_n: (lo, hi) sizes seen in training; the curriculum grows hi from `curriculum_start` by
+      `curriculum_step` every `curriculum_every` epochs (0 = no curriculum: all of lo..hi from the
+      first epoch).
     test_n: (lo, hi) sizes tested after training, each with `test_samples` sampled examples; a size
       counts as solved when all of them are correct.
     stream: training examples are concatenated into streams (unsupervised next-symbol prediction)
@@ -61,6 +62,7 @@ class Protocol:
     test_samples: int = 1
     curriculum_start: int = 3
     curriculum_every: int = 0
+    curriculum_step: int = 1
     stream: bool = True
 
 

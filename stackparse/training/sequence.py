@@ -8,6 +8,7 @@ get one example per stream.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import numpy as np
 from stackparse.errors import UserError
 from stackparse.evaluation.sequence import pad, score_examples
 from stackparse.models.base import SequenceModel, detach, reattach
-from stackparse.tasks.base import Example, Task, concatenate
+from stackparse.tasks.base import Example, Protocol, Task, concatenate
 from stackparse.training.trainer import TrainConfig
 
 
@@ -28,23 +29,37 @@ class SequenceDataConfig:
     epoch_size: examples per epoch. stream_examples: examples concatenated into one stream (stream
     tasks only). validation_size: held-out examples drawn from the training sizes, for the
     validation entropy that drives the learning-rate schedule and model selection.
+    curriculum_start / _step / _every: override the task's curriculum (0 = the task's own): the
+    largest training size starts at `start` and grows by `step` every `every` epochs.
     """
     epoch_size: int = 2000
     stream_examples: int = 20
     validation_size: int = 200
+    curriculum_start: int = 0
+    curriculum_step: int = 0
+    curriculum_every: int = 0
 
     def validate(self) -> None:
         for name in ("epoch_size", "stream_examples", "validation_size"):
             if getattr(self, name) < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(self, name)})")
+        for name in ("curriculum_start", "curriculum_step", "curriculum_every"):
+            if getattr(self, name) < 0:
+                raise UserError(f"--{name.replace('_', '-')} must be 0 (the task's) or positive")
+
+    def protocol(self, task: Task) -> Protocol:
+        """The task's protocol with this configuration's curriculum overrides."""
+        overrides = {name: getattr(self, name) for name in ("curriculum_start", "curriculum_step", "curriculum_every")
+                     if getattr(self, name) > 0}
+        return dataclasses.replace(task.protocol, **overrides)
 
 
-def curriculum_max_n(task: Task, epoch: int) -> int:
-    """The largest size trained on at `epoch`: the paper grows n every few epochs up to the maximum."""
-    p = task.protocol
+def curriculum_max_n(p: Protocol, epoch: int) -> int:
+    """The largest size trained on at `epoch`: the paper grows n every few epochs up to the maximum
+    (Joulin & Mikolov §5.1); a long transduction task can grow it by several at a time."""
     if p.curriculum_every <= 0:
         return p.train_n[1]
-    return min(p.train_n[1], max(p.curriculum_start, p.train_n[0]) + epoch // p.curriculum_every)
+    return min(p.train_n[1], max(p.curriculum_start, p.train_n[0]) + p.curriculum_step * (epoch // p.curriculum_every))
 
 
 def sample_sizes(task: Task, rng: np.random.Generator, lo: int, hi: int, count: int) -> list[Example]:
@@ -97,7 +112,7 @@ class SequenceObjective:
     def batches(self, epoch: int, rng: np.random.Generator) -> list[list[Example]]:
         self.model.start_epoch(epoch)
         per_stream = self.data.stream_examples if self.task.protocol.stream else 1
-        hi = curriculum_max_n(self.task, epoch)
+        hi = curriculum_max_n(self.data.protocol(self.task), epoch)
         examples = sample_sizes(self.task, rng, self.task.protocol.train_n[0], hi, self.data.epoch_size)
         streams = [concatenate(examples[i:i + per_stream]) for i in range(0, len(examples), per_stream)]
         b = self.train.batch_size
