@@ -38,7 +38,7 @@ def test_scores_have_the_output_shape_and_backpropagate(rng, name):
     loss = dy.sum_batches(dy.esum([dy.pickneglogsoftmax_batch(s, [0] * B) for s in scores]))
     loss.backward()
     assert np.isfinite(loss.value())
-    assert np.abs(model.W_o.grad_as_array() if name != "deep-lstm" else model.V.grad_as_array()).sum() > 0
+    assert np.abs(model.controller.W_o.grad_as_array() if name != "deep-lstm" else model.V.grad_as_array()).sum() > 0
 
 
 @pytest.mark.parametrize("name,ends", [("neural-stack", 1), ("neural-queue", 1), ("neural-deque", 2)])
@@ -46,7 +46,7 @@ def test_memory_grows_per_step_and_pop_biases_start_at_the_setting(rng, name, en
     model = build(name, memory_size=4, pop_bias=-1.5)
     state, _ = run(model, rng.integers(0, N_IN, size=(5, B)))
     assert state.memory.values.dim() == ((4, 5 * ends), B)
-    assert np.allclose(model.b_du.as_array(), [0.0, -1.5] * ends)
+    assert np.allclose(model.controller.b_du.as_array(), [0.0, -1.5] * ends)
     assert len(model.trace(state)) == 2 * ends + 1
 
 

@@ -105,10 +105,10 @@ def test_rounding_multiplier_grows_from_its_start_epoch():
 def test_rounding_removes_memories_whose_read_never_changes_without_changing_predictions(rng, parity):
     model = build("stack-rnn", rounding=True, rounding_start=0, rounding_growth=2.0)
     model.start_epoch(3)
-    A = model.A.as_array()
+    A = model.controller.A.as_array()
     A[:] = [[-50] * 8, [50] * 8] * 3                                 # stack 1 always pops: always empty;
     A[2:] = [[50] * 8, [-50] * 8] * 2                                # stacks 2 and 3 push sigma(D h_t)
-    model.A.set_value(A)
+    model.controller.A.set_value(A)
     examples = [parity.sample(rng, n) for n in (1, 2, 3, 4, 5)]
 
     def scores():
@@ -116,6 +116,6 @@ def test_rounding_removes_memories_whose_read_never_changes_without_changing_pre
 
     before = scores()
     assert model.simplify(examples) == {"memories_in_use": 2}
-    assert model.memories_in_use().tolist() == [1, 2] and not model.P.as_array()[:, :2].any()
+    assert model.memories_in_use().tolist() == [1, 2] and not model.controller.P.as_array()[:, :2].any()
     assert all(np.allclose(b, a, atol=1e-5) for b, a in zip(before, scores()))
     assert model.simplify(examples) == {"memories_in_use": 2}          # nothing else is constant

@@ -32,6 +32,7 @@ Choices the paper leaves open, and why:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import dynet as dy
 import numpy as np
@@ -126,6 +127,9 @@ class StackMemory:
     content: dy.Expression
     k: int
 
+    actions: ClassVar[tuple[str, ...]] = STACK_ACTIONS
+    """The rows of the action matrix `next` takes (NO-OP, the last, is optional)."""
+
     @staticmethod
     def empty(stacks: int, k: int) -> "StackMemory":
         """S empty stacks (unbatched: broadcast over the batch on the first update)."""
@@ -165,6 +169,9 @@ class ListMemory:
     """
     content: dy.Expression
     k: int
+
+    actions: ClassVar[tuple[str, ...]] = LIST_ACTIONS
+    """The rows of the action matrix `next` takes (NO-OP, the last, is optional)."""
 
     @property
     def head(self) -> int:

@@ -9,6 +9,8 @@ per end; the deque has two ends, top and bottom), h hidden units:
     (V_t, s_t), r_t = memory(V_{t-1}, s_{t-1}, d_t, u_t, v_t)             (eq. 1-3, 4-5 or 6-11)
     y_t = softmax(V o_t + c)                                               (SequenceModel.scores)
 W_d and W_u are stacked as one (2 * ends, h) matrix, W_v as one (ends * m, h) matrix.
+`NeuralMemoryController` holds these equations once; the sequence models here drive it with embedded
+symbols, the encoders of `stackparse.encoders` with the user's vectors.
 
 Choices the paper leaves open, and why:
 - One embedding matrix for all input symbols, source and target ones alike (§4 has "separate
@@ -112,8 +114,90 @@ class ControllerState(NamedTuple):
     signals: list[Signals] | None      # the last step's signals, one per end (for inspection)
 
 
+class NeuralMemoryController:
+    """The LSTM controller of §3.4 around a memory class with `ends`, `empty`, `next`, `read`,
+    `restore`: its parameters and its step. The one implementation behind the sequence models below
+    and the encoders of `stackparse.encoders`.
+
+    Args:
+      pc: the collection the parameters go into, under their own names: the caller's own
+        sub-collection, so that models saved before this class existed still load.
+      memory_class: NeuralStack, NeuralQueue or NeuralDeque.
+      input_dim: the width of the input e(x_t). hidden_dim: h. memory_size: m.
+      layers: the LSTM's layers. pop_bias: the initial bias of every pop signal.
+    """
+
+    def __init__(self, pc: dy.ParameterCollection, memory_class: type, input_dim: int, hidden_dim: int,
+                 memory_size: int, layers: int, pop_bias: float):
+        self.memory_class, self.memory_size, self.layers = memory_class, memory_size, layers
+        h, m, ends = hidden_dim, memory_size, memory_class.ends
+        self.lstm = dy.VanillaLSTMBuilder(layers, input_dim + ends * m, h, pc)                     # input ; reads
+        self.W_du = pc.add_parameters((2 * ends, h), name="Wdu")
+        self.b_du = pc.add_parameters((2 * ends,), init=np.tile([0.0, pop_bias], ends), name="bdu")
+        self.W_v = pc.add_parameters((ends * m, h), name="Wv")
+        self.b_v = pc.add_parameters((ends * m,), init=0.0, name="bv")
+        self.W_o = pc.add_parameters((h, h), name="Wo")
+        self.b_o = pc.add_parameters((h,), init=0.0, name="bo")
+
+    def initial_state(self, tensors: list[dy.Expression] | None = None) -> ControllerState:
+        """A zero LSTM state and an empty memory (both broadcast over any batch), or the state whose
+        `state_tensors` are `tensors`.
+
+        Args:
+          tensors: a state saved by `state_tensors` (truncated BPTT), or None.
+        Returns:
+          The state before the next input.
+        """
+        if tensors is None:
+            return ControllerState(self.lstm.initial_state(), None, self.memory_class.empty(self.memory_size), None)
+        lstm, memory = tensors[:2 * self.layers], tensors[2 * self.layers:]
+        return ControllerState(self.lstm.initial_state(lstm), None,
+                               self.memory_class.restore(memory, self.memory_size), None)
+
+    def step(self, state: ControllerState, x: dy.Expression) -> ControllerState:
+        """Read one input: the LSTM step on e(x_t) ; r_{t-1}, the signals, o_t and the memory update.
+
+        Args:
+          state: the LSTM and the memory after t-1 inputs.
+          x: e(x_t), (input_dim,) x B.
+        Returns:
+          The state after t inputs.
+        """
+        lstm = state.lstm.add_input(dy.concatenate([x, *state.memory.read()]))              # r_{t-1}
+        controller = lstm.output()                                                           # o'_t: (h,)
+        signals = self.signals(controller)
+        output = dy.tanh(dy.affine_transform([self.b_o, self.W_o, controller]))             # o_t: (h,)
+        return ControllerState(lstm, output, state.memory.next(*signals), signals)
+
+    def signals(self, controller: dy.Expression) -> list[Signals]:
+        """d_t, u_t and v_t for every end of the memory.
+
+        Args:
+          controller: the LSTM's output o'_t, (h,) x B.
+        Returns:
+          One Signals per end (the deque: top, then bottom).
+        """
+        m = self.memory_size
+        actions = dy.logistic(dy.affine_transform([self.b_du, self.W_du, controller]))      # (2 ends,)
+        values = dy.tanh(dy.affine_transform([self.b_v, self.W_v, controller]))            # (ends m,)
+        return [Signals(dy.pick(actions, 2 * e), dy.pick(actions, 2 * e + 1),
+                        dy.pick_range(values, e * m, (e + 1) * m))
+                for e in range(self.memory_class.ends)]
+
+    @staticmethod
+    def state_tensors(state: ControllerState) -> list[dy.Expression]:
+        """Every tensor of `state`, for `initial_state(tensors)` in a new graph.
+
+        Args:
+          state: a state of this controller.
+        Returns:
+          The LSTM's cells and hidden vectors, then the memory's tensors.
+        """
+        return [*state.lstm.s(), *state.memory.tensors()]
+
+
 class _NeuralMemoryLSTM(_Embedded, SequenceModel):
-    """The controller of §3.4 around a memory class with `ends`, `empty`, `next`, `read`, `restore`."""
+    """A sequence model around `NeuralMemoryController`, reading embedded input symbols."""
     Config = NeuralMemoryConfig
     memory_class: ClassVar[type]
     end_names: ClassVar[tuple[str, ...]] = ("",)
@@ -122,43 +206,21 @@ class _NeuralMemoryLSTM(_Embedded, SequenceModel):
     def __init__(self, pc, config: NeuralMemoryConfig, n_inputs, n_outputs):
         super().__init__(pc, config, n_inputs, n_outputs)
         self.add_embedding()
-        h, m, ends = config.hidden, config.memory_size, self.memory_class.ends
-        self.lstm = dy.VanillaLSTMBuilder(config.layers, self.input_size() + ends * m, h, self.pc)   # input ; reads
-        self.W_du = self.pc.add_parameters((2 * ends, h), name="Wdu")
-        self.b_du = self.pc.add_parameters((2 * ends,), init=np.tile([0.0, config.pop_bias], ends), name="bdu")
-        self.W_v = self.pc.add_parameters((ends * m, h), name="Wv")
-        self.b_v = self.pc.add_parameters((ends * m,), init=0.0, name="bv")
-        self.W_o = self.pc.add_parameters((h, h), name="Wo")
-        self.b_o = self.pc.add_parameters((h,), init=0.0, name="bo")
+        c = config
+        self.controller = NeuralMemoryController(self.pc, self.memory_class, self.input_size(), c.hidden,
+                                                 c.memory_size, c.layers, c.pop_bias)
 
     def initial_state(self, batch_size, tensors=None):
-        size, layers = self.config.memory_size, self.config.layers
-        if tensors is None:
-            return ControllerState(self.lstm.initial_state(), None, self.memory_class.empty(size), None)
-        lstm, memory = tensors[:2 * layers], tensors[2 * layers:]
-        return ControllerState(self.lstm.initial_state(lstm), None, self.memory_class.restore(memory, size), None)
+        return self.controller.initial_state(tensors)
 
     def step(self, state, ids):
-        lstm = state.lstm.add_input(dy.concatenate([self.embed(ids), *state.memory.read()]))   # r_{t-1}
-        controller = lstm.output()                                                           # o'_t: (h,)
-        signals = self.signals(controller)
-        output = dy.tanh(dy.affine_transform([self.b_o, self.W_o, controller]))             # o_t: (h,)
-        return ControllerState(lstm, output, state.memory.next(*signals), signals)
-
-    def signals(self, controller: dy.Expression) -> list[Signals]:
-        """d_t, u_t and v_t for every end of the memory, from the controller output o'_t."""
-        m = self.config.memory_size
-        actions = dy.logistic(dy.affine_transform([self.b_du, self.W_du, controller]))      # (2 ends,)
-        values = dy.tanh(dy.affine_transform([self.b_v, self.W_v, controller]))            # (ends m,)
-        return [Signals(dy.pick(actions, 2 * e), dy.pick(actions, 2 * e + 1),
-                        dy.pick_range(values, e * m, (e + 1) * m))
-                for e in range(self.memory_class.ends)]
+        return self.controller.step(state, self.embed(ids))
 
     def hidden(self, state):
         return state.output
 
     def state_tensors(self, state):
-        return [*state.lstm.s(), *state.memory.tensors()]
+        return self.controller.state_tensors(state)
 
     def trace(self, state):
         """Push and pop signals of the last step, per end, and the total strength in the memory."""

@@ -9,6 +9,8 @@ With M memories (stacks or lists), k values read from each, m hidden units:
     y_t = softmax(V h_t + c)                                  (eq. 2)
 P is (m, k * M); s^k_{t-1} is the (k, M) top-k read, flattened. One step of a whole minibatch is one
 DyNet batch: the controller is a few matrix products and the memory update a few slices.
+`MemoryRNNController` holds these equations once; the sequence models here drive it with one-hot
+symbols (and add rounding), the encoders of `stackparse.encoders` with the user's vectors.
 
 Choices the paper leaves open, and why:
 - Capacity 100 at truncated-BPTT cuts by default. Without it a controller that keeps pushing (an
@@ -41,8 +43,7 @@ import numpy as np
 
 from stackparse.errors import UserError
 from stackparse.evaluation.sequence import pad
-from stackparse.memories.joulin_mikolov import (LIST_ACTIONS, STACK_ACTIONS, TRIM_TOLERANCE, ListMemory,
-                                                StackMemory)
+from stackparse.memories.joulin_mikolov import TRIM_TOLERANCE, ListMemory, StackMemory
 from stackparse.models.base import ModelConfig, SequenceModel, register
 
 
@@ -105,29 +106,122 @@ class ListRNNConfig(MemoryRNNConfig):
 
 
 class MemoryState(NamedTuple):
-    hidden: dy.Expression        # h_t: (m,) x B
+    hidden: dy.Expression           # h_t: (m,) x B
     memory: StackMemory | ListMemory
-    actions: dy.Expression       # a_t: (n_actions, M) x B, the probabilities used (for inspection)
+    actions: dy.Expression | None   # a_t: (n_actions, M) x B, the probabilities used (for inspection)
+
+
+class MemoryRNNController:
+    """The controller of eq. 3-6 around a memory class with `actions`, `empty`, `next`, `read`,
+    `restore`: its parameters and its step. The one implementation behind the Stack and List RNN
+    sequence models below and the encoders of `stackparse.encoders`.
+
+    Args:
+      pc: the collection the parameters go into, under their own names (U, b, R, P, A, D): the
+        caller's own sub-collection, so that models saved before this class existed still load.
+      memory_class: StackMemory or ListMemory.
+      input_dim: the width of x_t. hidden_dim: m.
+      memories: M, the stacks or lists in parallel. k: values read from the top (head) of each.
+      no_op: add the NO-OP action. recurrent: use the recurrent matrix R.
+    """
+
+    def __init__(self, pc: dy.ParameterCollection, memory_class: type, input_dim: int, hidden_dim: int,
+                 memories: int, k: int, no_op: bool, recurrent: bool):
+        self.memory_class, self.hidden_dim, self.memories, self.k = memory_class, hidden_dim, memories, k
+        names = memory_class.actions
+        self.actions_used = names[:len(names) - (0 if no_op else 1)]
+        m = hidden_dim
+        self.U = pc.add_parameters((m, input_dim), name="U")
+        self.b = pc.add_parameters((m,), init=0.0, name="b")
+        self.R = pc.add_parameters((m, m), name="R") if recurrent else None
+        self.P = pc.add_parameters((m, k * memories), name="P")
+        self.A = pc.add_parameters((len(self.actions_used) * memories, m), name="A")
+        self.D = pc.add_parameters((memories, m), name="D")
+
+    def initial_state(self, batch_size: int, tensors: list[dy.Expression] | None = None,
+                      capacity: int = 0) -> MemoryState:
+        """h_0 = 0 and empty memories, or the state whose `state_tensors` are `tensors`.
+
+        Args:
+          batch_size: B, the sequences in the DyNet batch.
+          tensors: a state saved by `state_tensors` (truncated BPTT), or None.
+          capacity: what `restore` keeps of restored memories (0: everything).
+        Returns:
+          The state before the next input.
+        """
+        if tensors is not None:
+            hidden, *memory = tensors
+            return MemoryState(hidden, self.memory_class.restore(memory, self.k, capacity), None)
+        return MemoryState(dy.zeros((self.hidden_dim,), batch_size=batch_size),
+                           self.memory_class.empty(self.memories, self.k), None)
+
+    @staticmethod
+    def state_tensors(state: MemoryState) -> list[dy.Expression]:
+        """Every tensor of `state`, for `initial_state(tensors=...)` in a new graph.
+
+        Args:
+          state: a state of this controller.
+        Returns:
+          h_t, then the memory's tensors.
+        """
+        return [state.hidden, *state.memory.tensors()]
+
+    def step(self, state: MemoryState, x: dy.Expression, read_mask: dy.Expression | None = None,
+             beta: float = 1.0, discrete: bool = False) -> MemoryState:
+        """Read one input: eq. 6, then eq. 3, then the memory update (eq. 4-5 or the list's).
+
+        Args:
+          state: h_{t-1} and the memories s_{t-1}.
+          x: x_t, (input_dim,) x B.
+          read_mask: (k M,), multiplied into the flat read (rounding's removed memories); None: none.
+          beta, discrete: how actions are chosen; see `action_probabilities`.
+        Returns:
+          h_t, s_t and a_t.
+        """
+        read = dy.reshape(state.memory.read(), (self.k * self.memories,))               # s^k_{t-1}, flat
+        if read_mask is not None:
+            read = dy.cmult(read, read_mask)
+        terms = [self.b, self.U, x, self.P, read]
+        if self.R is not None:
+            terms += [self.R, state.hidden]
+        h = dy.logistic(dy.affine_transform(terms))                                       # eq. 6
+        actions = self.action_probabilities(h, beta, discrete)                            # (n_actions, M)
+        written = dy.reshape(dy.logistic(self.D * h), (1, self.memories))                # sigma(D h_t)
+        return MemoryState(h, state.memory.next(actions, written), actions)
+
+    def action_probabilities(self, h: dy.Expression, beta: float = 1.0, discrete: bool = False) -> dy.Expression:
+        """Eq. 3 for every memory at once, softmax(beta A h_t) per memory.
+
+        Args:
+          h: h_t, (m,) x B.
+          beta: the multiplier of the logits (rounding's; the paper's eq. 3 has 1).
+          discrete: put probability 1 on each memory's most probable action instead (rounding at test).
+        Returns:
+          (n_actions, M) x B, each column a distribution.
+        """
+        n = len(self.actions_used)
+        logits = dy.reshape(self.A * h, (n, self.memories))
+        if discrete:
+            batch = logits.dim()[1]
+            # One column per (memory, sequence): argmax works on vectors, so fold memories into the batch.
+            flat = dy.reshape(logits, (n,), batch_size=self.memories * batch)
+            return dy.reshape(dy.argmax(flat, gradient_mode="zero_gradient"), (n, self.memories), batch_size=batch)
+        return dy.softmax(logits * beta if beta != 1.0 else logits, d=0)
 
 
 class _MemoryRNN(SequenceModel):
-    """The controller of eq. 3-6 around a memory class with `empty`, `next`, `read`, `restore`."""
+    """A sequence model around `MemoryRNNController`: one-hot inputs, and rounding (a growing beta,
+    discrete actions at evaluation, removal of unused memories)."""
     memory_class: ClassVar[type]
-    action_names: ClassVar[tuple[str, ...]]
 
     def __init__(self, pc, config: MemoryRNNConfig, n_inputs, n_outputs):
         super().__init__(pc, config, n_inputs, n_outputs)
-        m, count, k = config.hidden, config.memories, config.k
-        self.actions_used = self.action_names[:len(self.action_names) - (0 if config.no_op else 1)]
-        self.U = self.pc.add_parameters((m, n_inputs), name="U")
-        self.b = self.pc.add_parameters((m,), init=0.0, name="b")
-        self.R = self.pc.add_parameters((m, m), name="R") if config.recurrent else None
-        self.P = self.pc.add_parameters((m, k * count), name="P")
-        self.A = self.pc.add_parameters((len(self.actions_used) * count, m), name="A")
-        self.D = self.pc.add_parameters((count, m), name="D")
+        c = config
+        self.controller = MemoryRNNController(self.pc, self.memory_class, n_inputs, c.hidden, c.memories, c.k,
+                                              c.no_op, c.recurrent)
         # Rounding removes unused memories: 1 where the flat read s^k comes from a memory in use, 0 for a
         # removed one (the same layout as P's columns, i + k * memory); never trained.
-        self.active = self.pc.add_parameters((k * count,), init=1.0, name="active") if config.rounding else None
+        self.active = self.pc.add_parameters((c.k * c.memories,), init=1.0, name="active") if c.rounding else None
         self.beta, self.epoch = 1.0, None       # epoch None: not in training (a test)
 
     def start_epoch(self, epoch: int) -> None:
@@ -147,38 +241,15 @@ class _MemoryRNN(SequenceModel):
         return int(self.config.rounding and fine_tuning)
 
     def initial_state(self, batch_size, tensors=None):
-        c = self.config
-        if tensors is not None:
-            hidden, *memory = tensors
-            return MemoryState(hidden, self.memory_class.restore(memory, c.k, c.capacity), None)
-        return MemoryState(dy.zeros((c.hidden,), batch_size=batch_size),
-                           self.memory_class.empty(c.memories, c.k), None)
+        return self.controller.initial_state(batch_size, tensors, self.config.capacity)
 
     def step(self, state, ids):
-        c = self.config
-        read = dy.reshape(state.memory.read(), (c.k * c.memories,))                     # s^k_{t-1}, flat
-        if self.active is not None:
-            read = dy.cmult(read, self.active.expr(update=False))
-        terms = [self.b, self.U, self.embed(ids), self.P, read]
-        if self.R is not None:
-            terms += [self.R, state.hidden]
-        h = dy.logistic(dy.affine_transform(terms))                                       # eq. 6
-        actions = self.action_probabilities(h)                                            # (n_actions, M)
-        written = dy.reshape(dy.logistic(self.D * h), (1, c.memories))                   # sigma(D h_t)
-        return MemoryState(h, state.memory.next(actions, written), actions)
+        mask = self.active.expr(update=False) if self.active is not None else None
+        return self.controller.step(state, self.embed(ids), mask, self.beta, self.discrete)
 
     def action_probabilities(self, h: dy.Expression) -> dy.Expression:
-        """Eq. 3 for every memory at once: (n_actions, M) x B, each column a distribution.
-
-        Discrete (rounded) actions put probability 1 on each memory's most probable action."""
-        n, count = len(self.actions_used), self.config.memories
-        logits = dy.reshape(self.A * h, (n, count))
-        if self.discrete:
-            batch = logits.dim()[1]
-            # One column per (memory, sequence): argmax works on vectors, so fold memories into the batch.
-            flat = dy.reshape(logits, (n,), batch_size=count * batch)
-            return dy.reshape(dy.argmax(flat, gradient_mode="zero_gradient"), (n, count), batch_size=batch)
-        return dy.softmax(logits * self.beta if self.beta != 1.0 else logits, d=0)
+        """Eq. 3 as the model acts now (its beta; discrete when rounding says so): (n_actions, M) x B."""
+        return self.controller.action_probabilities(h, self.beta, self.discrete)
 
     def hidden(self, state):
         return state.hidden
@@ -196,11 +267,12 @@ class _MemoryRNN(SequenceModel):
         remove = np.zeros(count, dtype=bool)
         remove[active] = np.all(np.ptp(reads[..., active], axis=0) <= TRIM_TOLERANCE, axis=0)
         if remove.any():
-            P, b, mask = self.P.as_array(), self.b.as_array(), self.active.as_array()
+            c = self.controller
+            P, b, mask = c.P.as_array(), c.b.as_array(), self.active.as_array()
             columns = [i + k * s for s in np.flatnonzero(remove) for i in range(k)]       # P's column of (i, s)
-            self.b.set_value(b + P[:, columns] @ reads[0].reshape(-1, order="F")[columns])
+            c.b.set_value(b + P[:, columns] @ reads[0].reshape(-1, order="F")[columns])
             P[:, columns], mask[columns] = 0, 0
-            self.P.set_value(P)
+            c.P.set_value(P)
             self.active.set_value(mask)
         return {"memories_in_use": len(self.memories_in_use())}
 
@@ -224,14 +296,15 @@ class _MemoryRNN(SequenceModel):
     def trace(self, state):
         """Each memory's most probable action at the last step, then its top (head) value; memories
         removed by rounding are left out."""
-        actions = state.actions.npvalue().reshape(len(self.actions_used), -1).argmax(axis=0)
+        names = self.controller.actions_used
+        actions = state.actions.npvalue().reshape(len(names), -1).argmax(axis=0)
         tops = state.memory.top().npvalue().reshape(-1)
         used = self.memories_in_use()
-        return ([(f"action {i + 1}", self.actions_used[actions[i]]) for i in used]
+        return ([(f"action {i + 1}", names[actions[i]]) for i in used]
                 + [(f"top {i + 1}", f"{tops[i]:.2f}") for i in used])
 
     def state_tensors(self, state):
-        return [state.hidden, *state.memory.tensors()]
+        return self.controller.state_tensors(state)
 
 
 @register
@@ -240,7 +313,6 @@ class StackRNN(_MemoryRNN):
     description = "Stack RNN: continuous stacks, PUSH/POP(/NO-OP) (Joulin & Mikolov 2015, eq. 3-6)"
     Config = StackRNNConfig
     memory_class = StackMemory
-    action_names = STACK_ACTIONS
 
 
 @register
@@ -249,4 +321,3 @@ class ListRNN(_MemoryRNN):
     description = "List RNN: continuous doubly-linked lists, INSERT/LEFT/RIGHT(/NO-OP) (Joulin & Mikolov 2015, §4.2)"
     Config = ListRNNConfig
     memory_class = ListMemory
-    action_names = LIST_ACTIONS
