@@ -77,19 +77,6 @@ def test_rounding_discretizes_actions_at_evaluation_only(rng):
     assert np.array_equal(hard.argmax(axis=0), soft.argmax(axis=0))
 
 
-def test_rounding_validates_discretely_only_once_fine_tuning_starts():
-    model = build("stack-rnn", rounding=True, rounding_start=2)
-    assert model.discrete and model.validation_phase == 1          # a loaded model, at test
-    phases = []
-    for epoch in range(4):
-        model.start_epoch(epoch)
-        phases.append((model.validation_phase, model.discrete))
-    assert phases == [(0, False), (0, False), (1, True), (1, True)]
-    model.training = True
-    assert not model.discrete
-    assert build("stack-rnn").validation_phase == 0
-
-
 def test_rounding_multiplier_grows_from_its_start_epoch():
     model = build("stack-rnn", rounding=True, rounding_start=2, rounding_growth=2.0)
     betas = []

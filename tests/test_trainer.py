@@ -108,33 +108,3 @@ def test_time_budget_stops_before_an_epoch_that_would_overrun(tmp_path, parity):
     Trainer(train, builder(parity, train), progress=False).fit(tmp_path)
     assert len(log(tmp_path)) == 1
 
-
-class Phased:
-    """Wraps an objective: validation changes meaning (phase 1) from epoch `switch` on, and then
-    reports a worse criterion than any of phase 0's."""
-
-    def __init__(self, objective, switch):
-        self.objective, self.switch, self.epoch = objective, switch, 0
-        self.criterion, self.maximize, self.unit = objective.criterion, objective.maximize, objective.unit
-
-    def __getattr__(self, name):
-        return getattr(self.objective, name)
-
-    def batches(self, epoch, rng):
-        self.epoch = epoch
-        return self.objective.batches(epoch, rng)
-
-    def validate(self):
-        metrics = self.objective.validate()
-        if self.epoch >= self.switch:
-            metrics.update(phase=1, val_entropy=metrics["val_entropy"] + 100)
-        return metrics
-
-
-def test_a_new_validation_phase_restarts_model_selection(tmp_path, parity):
-    train = TrainConfig(epochs=4, batch_size=4, seed=1, lr_schedule="plateau")
-    build = builder(parity, train)
-    result = Trainer(train, lambda seed: Phased(build(seed), switch=2), progress=False).fit(tmp_path)
-    entries = log(tmp_path)
-    assert entries[2]["best"] == entries[2]["val_entropy"]         # the first of phase 1 is the best so far
-    assert result.epoch >= 3 and result.metrics["phase"] == 1

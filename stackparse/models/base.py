@@ -63,12 +63,6 @@ class SequenceModel(abc.ABC):
         """Called by the objective before each training epoch (0-based), for models whose
         training follows a schedule; the default does nothing."""
 
-    @property
-    def validation_phase(self) -> int:
-        """Changes when what validation measures changes (e.g. rounding's discrete actions from the
-        fine-tuning on); the trainer then starts model selection afresh. 0 by default."""
-        return 0
-
     def simplify(self, examples) -> dict[str, float]:
         """Called by the objective before each validation, in evaluation mode, with the validation
         examples: a model may remove parts it does not use on them (e.g. memories) without changing

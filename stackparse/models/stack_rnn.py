@@ -23,15 +23,12 @@ Choices the paper leaves open, and why:
 - Rounding (§4.2 "Rounding": "discretizing the controllers at test time"). With `--rounding` the
   action logits are multiplied by beta = 1 until epoch `rounding_start`, then by
   `rounding_growth` ** (epochs since), which pushes the controllers towards discrete actions
-  while they fine-tune; from then on validation, and test always, use discrete actions (each
-  memory's most probable action, probability 1), as the reference code's `-hard` does; and
+  while they fine-tune; validation and test use discrete actions (each memory's most probable
+  action, probability 1), as the reference code's `-hard` does at validation and test time; and
   during fine-tuning, unused memories are removed before each validation (`simplify`: a memory
   whose read never changes on the validation sequences is folded into the bias). beta is a
   function of the epoch, so a resumed run recomputes it. Without `--rounding`, actions stay
-  continuous everywhere. Validating with discrete actions before fine-tuning would judge a
-  controller not yet trained to be discrete: on a^n b^2n its validation entropy never again got
-  below epoch 1's, and the plateau schedule halved the rate every epoch before fine-tuning began.
-  The switch is a new validation phase, so the trainer starts model selection afresh there.
+  continuous everywhere.
 """
 from __future__ import annotations
 
@@ -222,23 +219,16 @@ class _MemoryRNN(SequenceModel):
         # Rounding removes unused memories: 1 where the flat read s^k comes from a memory in use, 0 for a
         # removed one (the same layout as P's columns, i + k * memory); never trained.
         self.active = self.pc.add_parameters((c.k * c.memories,), init=1.0, name="active") if c.rounding else None
-        self.beta, self.epoch = 1.0, None       # epoch None: not in training (a test)
+        self.beta = 1.0
 
     def start_epoch(self, epoch: int) -> None:
         c = self.config
-        self.epoch = epoch
         self.beta = c.rounding_growth ** max(0, epoch - c.rounding_start + 1) if c.rounding else 1.0
 
     @property
     def discrete(self) -> bool:
-        """Whether actions are discretized now: with rounding, at test, and at validation once
-        fine-tuning has started."""
-        return self.config.rounding and not self.training and self.validation_phase == 1
-
-    @property
-    def validation_phase(self) -> int:
-        fine_tuning = self.epoch is None or self.epoch >= self.config.rounding_start
-        return int(self.config.rounding and fine_tuning)
+        """Whether actions are discretized now: with rounding, at validation and test."""
+        return self.config.rounding and not self.training
 
     def initial_state(self, batch_size, tensors=None):
         return self.controller.initial_state(batch_size, tensors, self.config.capacity)

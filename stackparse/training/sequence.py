@@ -130,8 +130,7 @@ class SequenceObjective:
         scored = sum(r.scored for r in results)
         return {"val_entropy": sum(r.nll for r in results) / max(scored, 1) / np.log(2),
                 "val_accuracy": float(np.mean([r.correct for r in results])),
-                "val_fine_accuracy": float(np.mean([r.fine for r in results])),
-                "phase": self.model.validation_phase, **simplified}
+                "val_fine_accuracy": float(np.mean([r.fine for r in results])), **simplified}
 
     def save(self, directory: Path) -> None:
         self.pc.save(str(Path(directory) / "params"))

@@ -107,10 +107,7 @@ class Objective(Protocol):
         """(loss, units) per graph: one for full BPTT, one per segment for truncated BPTT.
         Each is built in a fresh computation graph; the trainer backpropagates and updates."""
 
-    def validate(self) -> dict[str, float]:
-        """Validation metrics, `criterion` among them; an optional "phase" that changes when what
-        validation measures changes (best and patience then restart: values of different phases
-        are not comparable)."""
+    def validate(self) -> dict[str, float]: ...
 
     def save(self, directory: Path) -> None:
         """Everything needed to reload the model (parameters, vocabularies, settings)."""
@@ -130,7 +127,6 @@ class RunState:
     bad_epochs: int = 0
     seconds: float = 0.0        # training time so far, for the time budget
     finished: bool = False
-    phase: int = 0              # the validation phase `best` belongs to
 
 
 @dataclass(frozen=True)
@@ -198,8 +194,7 @@ class Trainer:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         results = [self._run(out, restart, resume) for restart in range(1, self.config.restarts + 1)]
-        # The latest validation phase first (an earlier phase's numbers measure something else).
-        return min(results, key=lambda r: (-r.metrics.get("phase", 0), -r.best if self._maximize else r.best))
+        return min(results, key=lambda r: -r.best if self._maximize else r.best)
 
     def _better(self, value: float, best: float | None) -> bool:
         if best is None:
@@ -279,8 +274,6 @@ class Trainer:
         if not math.isfinite(value):
             raise UserError(f"training diverged: validation {objective.criterion} is {value} at "
                             f"epoch {state.epoch + 1}; try a smaller --lr or --clip")
-        if metrics.get("phase", 0) != state.phase:      # a new kind of validation: select afresh
-            state.phase, state.best, state.bad_epochs = metrics["phase"], None, 0
         improved = self._better(value, state.best)
         if improved:
             state.best, state.best_epoch, state.bad_epochs = value, state.epoch + 1, 0
@@ -321,9 +314,7 @@ class Trainer:
         overall = existing_dir(out / "best")
         if overall is not None:
             previous = json.loads((overall / "metrics.json").read_text())
-            earlier_phase = state.phase < previous.get("phase", 0)
-            if previous.get("restart") != state.restart and (earlier_phase or (
-                    state.phase == previous.get("phase", 0) and not self._better(state.best, previous["best"]))):
+            if previous.get("restart") != state.restart and not self._better(state.best, previous["best"]):
                 return
         source = existing_dir(run_dir / "best")
         save_dir_atomically(out / "best", lambda d: [shutil.copy2(f, d / f.name) for f in source.iterdir()])
