@@ -41,48 +41,96 @@ class StackLSTM:
         self.guard = self.pc.add_parameters((input_dim,), name="empty")
 
     def param_collection(self) -> dy.ParameterCollection:
+        """DyNet's saving protocol.
+
+        Returns:
+          The sub-collection holding this stack-LSTM's parameters.
+        """
         return self.pc
 
     @staticmethod
     def from_spec(spec, pc: dy.ParameterCollection) -> "StackLSTM":
-        """DyNet's saving protocol: rebuild from `spec` (used by dy.load)."""
+        """DyNet's saving protocol: rebuild from `spec` (used by dy.load).
+
+        Args:
+          spec: the saved stack-LSTM's (input_dim, hidden_dim, layers).
+          pc: the ParameterCollection to build on.
+        Returns:
+          A new StackLSTM; dy.load then fills in the saved values.
+        """
         return StackLSTM(pc, *spec)
 
     def set_dropout(self, p: float) -> None:
+        """Dropout on the LSTM (DyNet's builder dropout).
+
+        Args:
+          p: the dropout rate.
+        """
         self.lstm.set_dropout(p)
 
     def disable_dropout(self) -> None:
+        """No dropout from now on (at test)."""
         self.lstm.disable_dropout()
 
     def initial_state(self) -> "StackState":
-        """The empty stack, in the current computation graph."""
+        """The empty stack, in the current computation graph.
+
+        Returns:
+          The stack holding only the guard: depth 0, no payload.
+        """
         return StackState(self.lstm.initial_state().add_input(self.guard), None, None, 0)
 
 
 class StackState:
-    """One immutable version of a stack: its encoding, the version below it, and its top payload."""
+    """One immutable version of a stack: its encoding, the version below it, and its top payload.
+
+    Made by `StackLSTM.initial_state` and `push`, not directly.
+
+    Args:
+      rnn: the LSTM state after the stack's elements. below: the version below (None: the empty stack).
+      payload: the top element's payload. depth: the number of elements.
+    """
     __slots__ = ("rnn", "below", "payload", "depth")
 
     def __init__(self, rnn, below: "StackState | None", payload: Any, depth: int):
         self.rnn, self.below, self.payload, self.depth = rnn, below, payload, depth
 
     def push(self, x: dy.Expression, payload: Any = None) -> "StackState":
-        """A new stack with `x` on top of this one (this one is unchanged)."""
+        """A new stack with `x` on top of this one (this one is unchanged).
+
+        Args:
+          x: the element's vector, (input_dim,) (x batch).
+          payload: anything to keep with the element (e.g. a token index).
+        Returns:
+          The new version.
+        """
         return StackState(self.rnn.add_input(x), self, payload, self.depth + 1)
 
     def pop(self) -> "StackState":
-        """The stack below the top: exactly the version that the top was pushed onto."""
+        """The stack below the top: exactly the version that the top was pushed onto.
+
+        Returns:
+          That version (an IndexError on the empty stack).
+        """
         if self.below is None:
             raise IndexError("pop from an empty stack")
         return self.below
 
     def output(self) -> dy.Expression:
-        """The LSTM encoding of the stack's whole contents, bottom to top."""
+        """The LSTM encoding of the stack's whole contents, bottom to top.
+
+        Returns:
+          (hidden_dim,) (x batch).
+        """
         return self.rnn.output()
 
     @property
     def top(self) -> Any:
-        """The payload of the top element (None on the empty stack)."""
+        """The payload of the top element.
+
+        Returns:
+          What `push` was given with it (None on the empty stack).
+        """
         return self.payload
 
     def __len__(self) -> int:

@@ -1,0 +1,19 @@
+"""Encoders: each memory of this package as a DyNet builder that other DyNet models can use.
+
+Arbitrary input vectors in, hidden vectors out, in DyNet's builder idiom (see `base`); the memory's
+contents stay inspectable. One module per family of memories, each driving the controller that the
+family's sequence models (`stackparse.models`) drive too:
+    stack_lstm      StackLSTMEncoder                          (Dyer et al. 2015)
+    joulin_mikolov  StackRNNEncoder, ListRNNEncoder           (Joulin & Mikolov 2015)
+    grefenstette    NeuralStackEncoder, NeuralQueueEncoder,   (Grefenstette et al. 2015)
+                    NeuralDequeEncoder
+The NSPDA encoder (issue 8) joins them as its own module once the NSPDA model exists.
+Documentation with runnable examples: docs/encoders.md.
+"""
+from stackparse.encoders.base import Encoder, EncoderState
+from stackparse.encoders.grefenstette import NeuralDequeEncoder, NeuralQueueEncoder, NeuralStackEncoder
+from stackparse.encoders.joulin_mikolov import ListRNNEncoder, StackRNNEncoder
+from stackparse.encoders.stack_lstm import StackLSTMEncoder, StackLSTMEncoderState
+
+__all__ = ["Encoder", "EncoderState", "ListRNNEncoder", "NeuralDequeEncoder", "NeuralQueueEncoder",
+           "NeuralStackEncoder", "StackLSTMEncoder", "StackLSTMEncoderState", "StackRNNEncoder"]

@@ -1,0 +1,105 @@
+"""The persistent stack-LSTM (Dyer et al. 2015) as an encoder.
+
+What `add_input` means. The stack-LSTM has no controller: what goes on the stack and what comes off
+is decided by the model that uses it (a parser pushes on SHIFT and pops on REDUCE). So the encoder
+leaves both to the user: `add_input(x)` pushes x, `pop()` returns the state below, and `output()` is
+the LSTM encoding of the stack's contents, bottom to top. Pushes only (e.g. `transduce`) make it an
+LSTM over the inputs whose first input is the learned empty-stack guard. Every state is a value, so
+old states stay valid and may be pushed again (branches, beam search).
+
+It wraps `stackparse.memories.StackLSTM`, the one implementation the parser uses too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import dynet as dy
+
+from stackparse.encoders.base import Encoder, EncoderConfig, EncoderState
+from stackparse.errors import UserError
+from stackparse.memories.stack_lstm import StackLSTM, StackState
+
+
+@dataclass(frozen=True)
+class StackLSTMEncoderConfig(EncoderConfig):
+    """layers: the LSTM's layers."""
+    layers: int = 1
+
+    at_least_one: ClassVar[tuple[str, ...]] = EncoderConfig.at_least_one + ("layers",)
+
+
+class StackLSTMEncoderState(EncoderState):
+    """A state of a StackLSTMEncoder: one version of the stack. `add_input(x)` is `push(x)`.
+
+    Args:
+      encoder, controller_state, batch_size: as EncoderState; controller_state is the StackState.
+    """
+    __slots__ = ()
+
+    def push(self, x: dy.Expression, payload: Any = None) -> "StackLSTMEncoderState":
+        """The stack with `x` on top of this one (add_input, with a payload).
+
+        Args:
+          x: (input_dim,) x batch_size.
+          payload: anything to keep with the element (e.g. a token index); see `top`.
+        Returns:
+          The new state (this one is unchanged).
+        """
+        return self._next(self.controller_state.push(self._checked(x), payload))
+
+    def pop(self) -> "StackLSTMEncoderState":
+        """The stack without its top element: the state that the top was pushed onto.
+
+        Returns:
+          The state below (its memory is the very StackState the top was pushed onto).
+        """
+        if len(self) == 0:
+            raise UserError(f"{self._name}: pop from an empty stack")
+        return self._next(self.controller_state.pop())
+
+    @property
+    def top(self) -> Any:
+        """The payload of the top element.
+
+        Returns:
+          What `push` was given with it (None for add_input, and on the empty stack).
+        """
+        return self.controller_state.top
+
+    def __len__(self) -> int:
+        """The number of elements on the stack."""
+        return len(self.controller_state)
+
+
+class StackLSTMEncoder(Encoder):
+    """The persistent stack-LSTM of Dyer et al. (2015) as an encoder; see the module docstring.
+
+    Args:
+      pc: the user's ParameterCollection; the parameters go into a sub-collection of their own.
+      input_dim: the width of the vectors pushed.
+      hidden_dim: the width of the LSTM's output, the stack's encoding.
+      layers: the LSTM's layers (default 1).
+    """
+    Config = StackLSTMEncoderConfig
+    State = StackLSTMEncoderState
+
+    def __init__(self, pc: dy.ParameterCollection, input_dim: int, hidden_dim: int, **options):
+        super().__init__(pc, input_dim, hidden_dim, **options)
+        self.stack_lstm = StackLSTM(self.pc, input_dim, hidden_dim, self.spec.layers)
+
+    def _start(self, batch_size: int) -> StackState:
+        return self.stack_lstm.initial_state()
+
+    def _step(self, controller_state: StackState, x: dy.Expression) -> StackState:
+        return controller_state.push(x)
+
+    def _output(self, controller_state: StackState, batch_size: int) -> dy.Expression:
+        output = controller_state.output()
+        if output.dim()[1] == batch_size:
+            return output
+        # The empty stack's encoding (the guard's) is one vector for every sequence: give each its copy.
+        return dy.concatenate_to_batch([output] * batch_size)
+
+    def _memory(self, controller_state: StackState) -> StackState:
+        return controller_state
