@@ -1,8 +1,9 @@
-"""Context-free languages given as pushdown automata (no neural models here).
+"""Context-free languages given as pushdown automata, and their datasets (no neural models here).
 
-`pda`: the PDA text format, its parser and the runner (membership). The PDAs of the five languages
-of Mali, Ororbia & Giles's Neural State Pushdown Automata experiments ship in `pda/` (see
-docs/grammars.md):
+`pda`: the PDA text format, its parser and the runner (membership); `cfg`: the PDA's grammar, its
+derivations counted by length, and sampling; `sampling`: positives, hard negatives and the datasets
+of Mali, Ororbia & Giles's Neural State Pushdown Automata experiments. The PDAs of that paper's five
+languages ship in `pda/` (see docs/grammars.md):
 
     palindrome   w c w^R, w in {a,b}*
     anbn         a^n b^n, n >= 1
@@ -14,5 +15,9 @@ These names are grammar names, not task names (a task `anbn` exists already).
 """
 from stackparse.grammars.pda import (PDA, Transition, accepts, load_pda, parse_pda, shipped_names, shipped_pda,
                                      stack_bound)
+from stackparse.grammars.sampling import PAPER_SPLITS, Edit, Example, Sampler, Split, dataset, datasets, near_miss
 
-__all__ = ["PDA", "Transition", "accepts", "load_pda", "parse_pda", "shipped_names", "shipped_pda", "stack_bound"]
+__all__ = [
+    "PDA", "Transition", "accepts", "load_pda", "parse_pda", "shipped_names", "shipped_pda", "stack_bound",
+    "PAPER_SPLITS", "Edit", "Example", "Sampler", "Split", "dataset", "datasets", "near_miss",
+]

@@ -1,0 +1,197 @@
+"""Strings of a PDA's language, hard negatives, and the datasets of the NSPDA experiments.
+
+A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020) train string
+classifiers on about 2,000 positive and 2,000 negative strings of lengths 1..21 and test them on
+strings up to length 60 and on long strings of lengths 480 and 960.
+
+Positives. `Sampler.positive(rng, n)` draws a string of exactly n symbols, uniformly among the
+language's strings of that length (for the shipped PDAs; in general in proportion to its accepting
+runs), by counting the derivations of the PDA's grammar (`stackparse.grammars.cfg`). It needs no
+rejection and always ends.
+
+Hard negatives. A near miss is one edit of a positive (`Edit`): one symbol changed to another input
+symbol, one inserted, or one deleted; edits are tried in a random order and the first that the runner
+rejects is kept, so it is uniform among the rejected edits of that positive. A positive whose every
+edit of the kind is accepted is replaced by another, up to `ATTEMPTS` of them (a language such as
+Σ* has no near misses at all: then a UserError).
+
+Datasets (`Split`, `dataset`, `datasets`). Each positive's length is drawn uniformly among the
+lengths of the split's range that the language has strings of: a^n b^n gets only the even lengths
+2..20 of 1..21, palindromes only the odd ones, and a range with none (480..480 for an odd-length
+language) is a UserError. Each negative's length is drawn the same way, and the negative is made
+from a positive of that length (a change), one shorter (an insertion) or one longer (a deletion),
+the kind drawn uniformly among those possible. So the length of a string never gives its label
+away; since each of the five languages has strings of one parity only, their negatives are all
+changes (an insertion or deletion would be recognisable by its parity alone). Strings are drawn with
+replacement: a^n b^n has only 10 strings in 1..21, which its 2,000 positives repeat.
+
+`PAPER_SPLITS` sizes the splits. The paper does not give the test sets' sizes nor whether odd-length
+languages were tested at 480 or 481; here: 1,000 + 1,000 test strings of lengths 1..60, and 100 + 100
+long strings in each of 480..481 and 960..961 (exactly 480 or 960 for the even-length languages,
+481 or 961 for palindromes and a^n b^n c b^m a^m).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from stackparse.errors import UserError
+from stackparse.grammars.cfg import Counts, derive, grammar
+from stackparse.grammars.pda import PDA, accepts
+
+ATTEMPTS = 100
+"""How many positives a hard negative may be tried from before giving up."""
+
+Example = tuple[str, bool]
+"""A string and whether it is in the language."""
+
+
+class Edit(enum.Enum):
+    """A one-symbol edit; its value is the change of length it makes."""
+    CHANGE = 0
+    INSERT = 1
+    DELETE = -1
+
+    def count(self, n: int, symbols: int) -> int:
+        """How many edits of this kind a string of length n over `symbols` symbols has."""
+        return {Edit.CHANGE: n * (symbols - 1), Edit.INSERT: (n + 1) * symbols, Edit.DELETE: n}[self]
+
+    def apply(self, string: str, alphabet: tuple[str, ...], index: int) -> str:
+        """The edit number `index` (0 <= index < count) of `string`."""
+        if self is Edit.DELETE:
+            return string[:index] + string[index + 1:]
+        if self is Edit.INSERT:
+            i, j = divmod(index, len(alphabet))
+            return string[:i] + alphabet[j] + string[i:]
+        i, j = divmod(index, len(alphabet) - 1)
+        return string[:i] + [s for s in alphabet if s != string[i]][j] + string[i + 1:]
+
+
+def near_miss(pda: PDA, rng: np.random.Generator, positive: str, edit: Edit) -> str | None:
+    """A random edit of `positive` that `pda` rejects.
+
+    Args:
+      pda: the automaton.
+      rng: the only source of randomness.
+      positive: the string to edit (in the language, for a near miss).
+      edit: which kind of edit.
+
+    Returns:
+      The edited string, uniform among the edits the PDA rejects; None when it accepts them all.
+    """
+    for index in rng.permutation(edit.count(len(positive), len(pda.input_symbols))):
+        candidate = edit.apply(positive, pda.input_symbols, int(index))
+        if not accepts(pda, candidate):
+            return candidate
+    return None
+
+
+class Sampler:
+    """Positives and hard negatives of one PDA's language, of lengths up to `max_length`.
+
+    Args:
+      pda: the automaton.
+      max_length: the longest string asked for (negatives of that length need positives one longer).
+
+    Raises:
+      UserError: the PDA has an ε-loop, which sampling does not handle (`stackparse.grammars.cfg`).
+    """
+
+    def __init__(self, pda: PDA, max_length: int):
+        self.pda = pda
+        self.counts = Counts(grammar(pda), max_length + 1, pda.name)
+
+    def has_strings(self, n: int) -> bool:
+        """Whether the language has strings of length n (0 <= n <= max_length + 1)."""
+        return 0 <= n <= self.counts.max_length and self.counts.derives(self.counts.grammar.start, n)
+
+    def lengths(self, lo: int, hi: int) -> list[int]:
+        """The lengths in lo..hi that the language has strings of."""
+        return [n for n in range(lo, hi + 1) if self.has_strings(n)]
+
+    def positive(self, rng: np.random.Generator, n: int) -> str:
+        """A string of the language of length n, uniform among them (module docstring)."""
+        return derive(self.counts, rng, n)
+
+    def negative(self, rng: np.random.Generator, n: int) -> str:
+        """A near miss of length n: one edit of a positive, rejected by the PDA (module docstring).
+
+        Raises:
+          UserError: no string of the language is one edit away in length (say n = 0 when the
+            language has the empty string and no string of length 1), or no near miss was found
+            in `ATTEMPTS` positives (say, in Σ*).
+        """
+        symbols = len(self.pda.input_symbols)
+        edits = [edit for edit in Edit if self.has_strings(n - edit.value) and edit.count(n - edit.value, symbols)]
+        for _ in range(ATTEMPTS if edits else 0):
+            edit = edits[int(rng.integers(len(edits)))]
+            found = near_miss(self.pda, rng, self.positive(rng, n - edit.value), edit)
+            if found is not None:
+                return found
+        sources = f"{ATTEMPTS} sampled strings" if edits else "any string"
+        raise UserError(f"{self.pda.name}: no string of length {n} is one edit away from {sources} "
+                        f"of the language without being in it")
+
+
+@dataclass(frozen=True)
+class Split:
+    """One dataset: how many positive and negative strings, with lengths in `lengths` (inclusive)."""
+    positives: int
+    negatives: int
+    lengths: tuple[int, int]
+
+
+PAPER_SPLITS = {
+    "train": Split(2000, 2000, (1, 21)),
+    "test": Split(1000, 1000, (1, 60)),
+    "test-480": Split(100, 100, (480, 481)),
+    "test-960": Split(100, 100, (960, 961)),
+}
+"""The splits of the NSPDA experiments (sizes the paper leaves open: see the module docstring)."""
+
+
+def dataset(pda: PDA, split: Split, rng: np.random.Generator) -> list[Example]:
+    """Positive and hard negative strings of `pda`'s language, shuffled (module docstring).
+
+    Args:
+      pda: the automaton.
+      split: how many strings of which lengths.
+      rng: the only source of randomness.
+
+    Returns:
+      (string, label) pairs: `split.positives` True ones and `split.negatives` False ones.
+
+    Raises:
+      UserError: the language has no strings of lengths in the split's range.
+    """
+    lo, hi = split.lengths
+    sampler = Sampler(pda, hi)
+    lengths = sampler.lengths(lo, hi)
+    if not lengths:
+        raise UserError(f"{pda.name} has no strings of lengths {lo}..{hi}")
+
+    def length() -> int:
+        return lengths[int(rng.integers(len(lengths)))]
+
+    examples = [(sampler.positive(rng, length()), True) for _ in range(split.positives)]
+    examples += [(sampler.negative(rng, length()), False) for _ in range(split.negatives)]
+    return [examples[i] for i in rng.permutation(len(examples))]
+
+
+def datasets(pda: PDA, seed: int, splits: dict[str, Split] = PAPER_SPLITS) -> dict[str, list[Example]]:
+    """Every split of `splits` for `pda`, each from its own generator derived from `seed`.
+
+    Args:
+      pda: the automaton.
+      seed: fixes every split; split i uses the i-th child of `np.random.SeedSequence(seed)`, so it
+        does not change when other splits are resized.
+      splits: the splits by name.
+
+    Returns:
+      The examples of each split, by name.
+    """
+    children = np.random.SeedSequence(seed).spawn(len(splits))
+    return {name: dataset(pda, split, np.random.default_rng(child))
+            for (name, split), child in zip(splits.items(), children)}
