@@ -44,8 +44,9 @@ from stackparse.grammars.pda import PDA, accepts
 ATTEMPTS = 100
 """How many positives a hard negative may be tried from before giving up."""
 
-Example = tuple[str, bool]
-"""A string and whether it is in the language."""
+Labelled = tuple[str, bool]
+"""A string and whether it is in the language (not a `stackparse.tasks.Example`: a task wrapping a
+dataset encodes these)."""
 
 
 class Edit(enum.Enum):
@@ -152,7 +153,7 @@ PAPER_SPLITS = {
 """The splits of the NSPDA experiments (sizes the paper leaves open: see the module docstring)."""
 
 
-def dataset(pda: PDA, split: Split, rng: np.random.Generator) -> list[Example]:
+def dataset(pda: PDA, split: Split, rng: np.random.Generator) -> list[Labelled]:
     """Positive and hard negative strings of `pda`'s language, shuffled (module docstring).
 
     Args:
@@ -180,7 +181,7 @@ def dataset(pda: PDA, split: Split, rng: np.random.Generator) -> list[Example]:
     return [examples[i] for i in rng.permutation(len(examples))]
 
 
-def datasets(pda: PDA, seed: int, splits: dict[str, Split] = PAPER_SPLITS) -> dict[str, list[Example]]:
+def datasets(pda: PDA, seed: int, splits: dict[str, Split] = PAPER_SPLITS) -> dict[str, list[Labelled]]:
     """Every split of `splits` for `pda`, each from its own generator derived from `seed`.
 
     Args:
