@@ -1,0 +1,86 @@
+"""The discrete ("digital") stack of the Neural State Pushdown Automaton, as a value.
+
+A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020), §3: unlike the
+analog stack of the NNPDA (Sun et al. 1993/1998), whose push and pop move continuous amounts of
+symbols, the NSPDA's stack holds whole symbols, and its action neuron, quantized to three levels,
+pushes one, pops one or leaves the stack as it is.
+
+A `DiscreteStack` holds one stack per sequence of a DyNet batch: a tuple of tuples of symbol ids, the
+top last. It never changes; `next` returns the stack after one action per sequence (`update` is the
+pure function underneath). Nothing here is differentiable: the model makes the read differentiable
+in the action (eq. 6, `stackparse.models.nspda`) from the three candidate tops `candidates` gives.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Sequence
+
+EMPTY = -1
+"""What `top` gives for an empty stack (symbol ids are 0, 1, ...)."""
+
+
+class Action(enum.IntEnum):
+    """A stack action; its value is the quantized action neuron's, f(A) in {-1, 0, 1} (eq. 2)."""
+    POP = -1
+    NO_OP = 0
+    PUSH = 1
+
+
+def update(stack: tuple[int, ...], action: Action, symbol: int) -> tuple[int, ...]:
+    """One stack after one action: PUSH `symbol`, POP the top (nothing happens to an empty stack,
+    which is what a PDA without a move for it would reject: the model must learn not to), NO-OP.
+
+    Args:
+      stack: the symbols, the top last.
+      action: what to do.
+      symbol: what PUSH pushes (ignored otherwise).
+    Returns:
+      The new stack.
+    """
+    if action is Action.PUSH:
+        return stack + (symbol,)
+    if action is Action.POP:
+        return stack[:-1]
+    return stack
+
+
+def top(stack: tuple[int, ...], depth: int = 0) -> int:
+    """The symbol `depth` places below the top, or EMPTY when there is none."""
+    return stack[-1 - depth] if len(stack) > depth else EMPTY
+
+
+@dataclass(frozen=True)
+class DiscreteStack:
+    """A batch of discrete stacks (see the module docstring).
+
+    stacks: one tuple of symbol ids per sequence, the top last.
+    """
+    stacks: tuple[tuple[int, ...], ...]
+
+    @classmethod
+    def empty(cls, batch_size: int, bottom: Sequence[int] = ()) -> DiscreteStack:
+        """`batch_size` stacks, each holding `bottom` (the bottom first), e.g. a PDA's Z."""
+        return cls(tuple(tuple(bottom) for _ in range(batch_size)))
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.stacks)
+
+    def next(self, actions: Sequence[Action], symbols: Sequence[int]) -> DiscreteStack:
+        """The stacks after `actions[b]` on stack b, pushing `symbols[b]` on PUSH."""
+        return DiscreteStack(tuple(update(s, Action(a), int(x)) for s, a, x in zip(self.stacks, actions, symbols)))
+
+    def read(self) -> list[int]:
+        """The top symbol of each stack (EMPTY when empty)."""
+        return [top(s) for s in self.stacks]
+
+    def candidates(self, symbols: Sequence[int]) -> dict[Action, list[int]]:
+        """The top each action would leave, per stack: PUSH the pushed symbol, POP the one below the
+        top, NO-OP the top. The model mixes them by its action (eq. 6)."""
+        return {Action.PUSH: [int(x) for x in symbols],
+                Action.POP: [top(s, 1) for s in self.stacks],
+                Action.NO_OP: self.read()}
+
+    def depths(self) -> list[int]:
+        return [len(s) for s in self.stacks]

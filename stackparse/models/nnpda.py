@@ -1,0 +1,73 @@
+"""The neural network pushdown automaton (NNPDA) of Sun, Giles, Chen and Lee: an analog stack.
+
+G. Z. Sun, C. L. Giles, H. H. Chen and Y. C. Lee, "The Neural Network Pushdown Automaton: Model,
+Stack and Learning Simulations", UMIACS-TR-93-77 (1993; Neural Networks 1998). The controller is the
+third-order state machine of the NSPDA (`stackparse.models.nspda`, eq. 1-2, which descends from it);
+the stack is continuous: one action neuron A^t in [-1, 1] pushes the current input symbol with
+length A^t when positive and pops |A^t| of length when negative, and the read is the top unit of
+length, a mixture of the symbols it covers:
+
+    A^t = tanh(W^a (s^{t-1} (x) x^t (x) r^{t-1}) + b^a)
+    push amount relu(A^t), pop amount relu(-A^t), value e(x^t)
+    r^t = [top unit's symbols; 1 - their total]          (R = I + 1)
+
+The stack is Grefenstette et al.'s neural stack (`stackparse.memories.grefenstette`), which is this
+analog stack with separate push and pop signals (pop first, then push, as in the NNPDA).
+
+Choices the paper leaves open, and why:
+- The last read neuron is the share of the top unit that is empty ("1 - total"): the NNPDA reads the
+  empty stack as nothing, which would silence a multiplicative product; this neuron gives the empty
+  stack its own code, as the NSPDA's empty neuron does.
+- Third order, as the NNPDA; the response reads s^t (x) r^t as in the NSPDA. The state neurons are
+  continuous sigmoids (`quantize_states` off), and `bottom` has no effect (the analog stack starts
+  empty).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import dynet as dy
+
+from stackparse.memories.grefenstette import NeuralStack, Signals
+from stackparse.models.base import register
+from stackparse.models.nspda import NSPDAConfig, NSPDAState, StackTensorRNN
+
+
+@dataclass(frozen=True)
+class NNPDAConfig(NSPDAConfig):
+    """The NSPDA's settings; the NNPDA's state neurons are continuous sigmoids unless quantized."""
+    quantize_states: bool = False
+
+
+@register
+class NNPDA(StackTensorRNN):
+    name = "nnpda"
+    description = "NNPDA: third-order state machine, analog stack (Sun, Giles, Chen & Lee 1993)"
+    Config = NNPDAConfig
+    order = 3
+    discrete = False
+
+    @staticmethod
+    def read_size(n_inputs: int) -> int:
+        return n_inputs + 1
+
+    def read_vector(self, stack: NeuralStack) -> dy.Expression:
+        """r^t: the top unit's symbols and the share of it that is empty, (I + 1,) x B."""
+        top = stack.read()[0]
+        return dy.concatenate([top, -dy.sum_elems(top) + 1.0])
+
+    def initial_state(self, batch_size, tensors=None):
+        if tensors is not None:
+            self.state_tensors(None)
+        stack = NeuralStack.empty(self.n_inputs)
+        return NSPDAState(self.start_vector(batch_size), self.read_vector(stack), stack, None)
+
+    def cell(self, state: NSPDAState, x: dy.Expression, ids=None):
+        s, A = self.controller(state, x)
+        a = dy.tanh(A)
+        stack = state.stack.next(Signals(push=dy.rectify(a), pop=dy.rectify(-a), value=x))
+        return NSPDAState(s, self.read_vector(stack), stack, a)
+
+    def trace(self, state):
+        """The action neuron's value at the last step: + pushes, - pops that much."""
+        return [("action", f"{state.action.npvalue().reshape(-1)[0]:+.2f}")]

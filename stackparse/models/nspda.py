@@ -1,0 +1,174 @@
+"""The Neural State Pushdown Automaton (NSPDA): a higher-order neural state machine driving a discrete stack.
+
+A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020), §3. With state
+neurons s (N), one-hot input neurons x (I) and read neurons r (R), one step is
+
+    z^t = W^s P^t + b^s,  s^t = g(z^t)                                                   (eq. 1)
+    A^t = W^a P^t + b^a,  a^t = f(A^t) in {-1: POP, 0: NO-OP, 1: PUSH}                     (eq. 2)
+    P^t = s^{t-1} (x) x^t (x) r^{t-1}               third order (`nspda3`, the paper's M2)
+    P^t = [s^{t-1}; r^{t-1}] (x) x^t                second order (`nspda2`, the paper's M1)
+    stack^t = update(stack^{t-1}, a^t, push x^t)    (`stackparse.memories.discrete_stack`)
+    r^t = alpha_1 e(push top) + alpha_2 e(pop top) + alpha_3 e(top)                      (eq. 6)
+    alpha_1 = a(a+1)/2, alpha_2 = a(a-1)/2, alpha_3 = 1 - a^2     (1 for the action taken, else 0)
+    y^t = softmax(V (s^t (x) r^t) + c)             (the response: reject / accept)
+
+g(z) = round(sigmoid(z)) and f(A) = round(tanh(A)) are the quantized activations (eq. 7-14), whose
+gradient is the straight-through one: that of sigmoid(z) and tanh(A) (Bengio et al. 2013's
+estimator, `dy.round(..., gradient_mode="straight_through_gradient")`). The stack is a real one:
+whole symbols, no continuous amounts. What makes the stack learnable is eq. 6: the read is the
+candidate top of each action weighted by alpha(a), which equals the discrete read exactly (a is -1,
+0 or 1) yet has a gradient in a, hence in A, through the straight-through f.
+
+Choices the paper leaves open, and why:
+- What is pushed: the current input symbol, as in the NNPDA (Sun et al. 1993): the stack alphabet is
+  the input alphabet, plus a bottom marker (`bottom`: the stack starts holding it, like a PDA's Z).
+  Read neurons: one per input symbol, one for the marker and one for the empty stack (R = I + 2),
+  e(.) the one-hot vector of a top.
+- The second-order model (M1) gets the read through its state vector, [s; r], so that each of its
+  weights joins one neuron of that vector with one input symbol. It is less expressive than M2: a
+  neuron's input is a sum of a (state, input) and a (read, input) term, not a function of the three
+  together; `stackparse.models.programming` shows what that means for programming it.
+- The response reads s^t (x) r^t after the step's action: whether a string is accepted can depend on
+  what the stack shows after the last pop (a^n b^n: the bottom marker), which s^t cannot know.
+- Quantization during training (`quantize_states`): on by default, as the paper trains the
+  quantized network; off gives continuous sigmoid states in training (evaluation always quantizes).
+  Actions are always quantized: the stack is discrete.
+- A popped empty stack stays empty (a PDA would have no move there; the response learns to reject).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+import dynet as dy
+import numpy as np
+
+from stackparse.errors import UserError
+from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack
+from stackparse.models.base import register
+from stackparse.models.second_order import TensorConfig, TensorRNN, outer
+
+STRAIGHT_THROUGH = "straight_through_gradient"
+
+
+@dataclass(frozen=True)
+class NSPDAConfig(TensorConfig):
+    """Settings of the NSPDA (and of the NNPDA, which shares its controller).
+
+    hidden: N, the state neurons. bottom: the stack starts with a bottom marker.
+    quantize_states: g quantizes the state neurons during training too (straight-through).
+    """
+    bottom: bool = True
+    quantize_states: bool = True
+
+
+class NSPDAState(NamedTuple):
+    state: dy.Expression          # s^t: (N,) x B
+    read: dy.Expression           # r^t: (R,) x B
+    stack: object                 # DiscreteStack (NSPDA) or NeuralStack (NNPDA)
+    action: dy.Expression | None  # a^t: (1,) x B, for inspection
+
+
+def quantized(x: dy.Expression, on: bool = True) -> dy.Expression:
+    """round(x) with the straight-through gradient (identity), or x itself when `on` is False."""
+    return dy.round(x, gradient_mode=STRAIGHT_THROUGH) if on else x
+
+
+class StackTensorRNN(TensorRNN):
+    """Eq. 1-2 around a stack: the state and action tensors, the response, and the order of the
+    product (module docstring). Subclasses say how the stack is read and updated."""
+    Config = NSPDAConfig
+    order: int
+    discrete: bool = True
+    """Whether the state neurons are quantized at evaluation whatever `quantize_states` says."""
+
+    def __init__(self, pc, config: NSPDAConfig, n_inputs, n_outputs):
+        n, r = config.hidden, self.read_size(n_inputs)
+        # The response reads s (x) r: the base class's V, c are sized for it (module docstring).
+        super().__init__(pc, replace(config, hidden=n * r), n_inputs, n_outputs)
+        self.config, self.read_neurons = config, r
+        factors = (n, n_inputs, r) if self.order == 3 else (n + r, n_inputs)
+        self.Ws = self.add_tensor("Ws", n, factors)
+        self.Wa = self.add_tensor("Wa", 1, factors)
+        self.bs = self.pc.add_parameters((n,), init=0.0, name="bs")
+        self.ba = self.pc.add_parameters((1,), init=0.0, name="ba")
+
+    @staticmethod
+    def read_size(n_inputs: int) -> int:
+        """R, the read neurons, for an input alphabet of n_inputs symbols."""
+        raise NotImplementedError
+
+    def product(self, state: NSPDAState, x: dy.Expression) -> dy.Expression:
+        """P^t of eq. 1-2, flattened (see `outer`)."""
+        if self.order == 3:
+            return outer([state.state, x, state.read])
+        return outer([dy.concatenate([state.state, state.read]), x])
+
+    def controller(self, state: NSPDAState, x: dy.Expression) -> tuple[dy.Expression, dy.Expression]:
+        """Eq. 1-2: (s^t, A^t) from s^{t-1}, x^t and r^{t-1}."""
+        p = self.product(state, x)
+        z = dy.affine_transform([self.weight(self.bs), self.weight(self.Ws), p])
+        s = quantized(dy.logistic(z), self.config.quantize_states or (self.discrete and not self.training))
+        return s, dy.affine_transform([self.weight(self.ba), self.weight(self.Wa), p])
+
+    def hidden(self, state):
+        return outer([state.state, state.read])
+
+    def state_tensors(self, state):
+        raise UserError(f"{self.name}: its stack cannot be carried across a truncated-BPTT cut; use --bptt 0")
+
+
+class NSPDA(StackTensorRNN):
+    """The NSPDA of eq. 1-2 and 6 (module docstring); `order` 2 or 3."""
+
+    @staticmethod
+    def read_size(n_inputs: int) -> int:
+        return n_inputs + 2                       # the input symbols, the bottom marker, the empty stack
+
+    def read_ids(self, tops) -> list[int]:
+        """Read neuron of each top: the symbol's own, the marker's (n_inputs), empty's (n_inputs + 1)."""
+        return [self.n_inputs + 1 if t == EMPTY else t for t in tops]
+
+    def onehots(self, tops) -> dy.Expression:
+        """e(top) for a batch of tops: (R,) x B, constant."""
+        ids = self.read_ids(tops)
+        values = np.zeros((self.read_neurons, len(ids)))
+        values[ids, np.arange(len(ids))] = 1.0
+        return dy.inputTensor(values, batched=True) if len(ids) > 1 else dy.inputTensor(values[:, 0])
+
+    def initial_state(self, batch_size, tensors=None):
+        if tensors is not None:
+            self.state_tensors(None)
+        stack = DiscreteStack.empty(batch_size, (self.n_inputs,) if self.config.bottom else ())
+        return NSPDAState(self.start_vector(batch_size), self.onehots(stack.read()), stack, None)
+
+    def cell(self, state: NSPDAState, x: dy.Expression, ids):
+        s, A = self.controller(state, x)
+        a = quantized(dy.tanh(A))                                                   # f(A^t), eq. 2
+        actions = np.rint(a.npvalue()).astype(int).reshape(-1)
+        if len(actions) == 1 and len(ids) > 1:    # the same action everywhere (no batch dependence)
+            actions = np.repeat(actions, len(ids))
+        candidates = state.stack.candidates(ids)
+        alphas = dy.concatenate([dy.cmult(a, a + 1) * 0.5, dy.cmult(a, a - 1) * 0.5, -dy.square(a) + 1.0])
+        tops = dy.concatenate_cols([self.onehots(candidates[act]) for act in (Action.PUSH, Action.POP, Action.NO_OP)])
+        read = tops * alphas                                                        # eq. 6: (R,) x B
+        return NSPDAState(s, read, state.stack.next([Action(int(v)) for v in actions], ids), a)
+
+    def trace(self, state):
+        """The action of the last step and the stack depth (first sequence of the batch)."""
+        a = int(np.rint(state.action.npvalue().reshape(-1)[0]))
+        return [("action", Action(a).name), ("depth", str(state.stack.depths()[0]))]
+
+
+@register
+class NSPDA2(NSPDA):
+    name = "nspda2"
+    description = "Neural State PDA, second-order weights (Mali, Ororbia & Giles, M1): discrete stack"
+    order = 2
+
+
+@register
+class NSPDA3(NSPDA):
+    name = "nspda3"
+    description = "Neural State PDA, third-order weights (Mali, Ororbia & Giles, M2): discrete stack"
+    order = 3
