@@ -1,0 +1,177 @@
+"""Programming and inserting rules: an NSPDA's weights set from a PDA (Mali, Ororbia & Giles, §"Programming
+and Inserting Rules"; the method of Omlin & Giles 1996 for second-order networks, extended to the stack).
+
+The PDA is first made real-time (`stackparse.grammars.realtime`): move(q, x, top) = (q', action),
+and acceptance as a function of (q, top). Its states get an orthogonal (one-hot) code on the state
+neurons, and the weights are large, H or -H, where a rule says so, 0 elsewhere:
+
+Third order (`nspda3`): neuron q' is on after reading x in state q with top l exactly when
+move(q, x, l) goes to q':
+    W^s[q', (q, x, l)] = H,  b^s = -H/2           (so z = H/2 when the rule fires, -H/2 otherwise)
+    W^a[(q, x, l)] = H * action (+H PUSH, -H POP, 0 NO-OP),  b^a = 0
+Second order (`nspda2`): a neuron's input is a sum of a (state, input) and a (read, input) term, so it
+can test "state q AND input x AND top l" (a threshold of the sum) but cannot map each such triple to
+its own next state. The code is therefore one neuron per rule (q, x, l), which fires when that rule
+was the last one used, and stands for the state q' it leads to (neuron 0 stands for the start):
+    W^s[(q, x, l), (j, x)] = H for every neuron j standing for q,  W^s[(q, x, l), (read l, x)] = H,
+    b^s = -3H/2                                 (H/2 when all three hold, -H/2 or less otherwise)
+    W^a[(j, x)] = H * action(q_j, x)
+The action must then depend on (state, input) alone; `program` says so when a PDA's does not (the
+five shipped ones are fine).
+The response, on s (x) r:  V[accept, (q, l)] = H when (q, l) accepts, c = (0, -H/2).
+
+A state code of all zeros is the dead state (no rule fired): it stays dead and rejects. With H = 8,
+sigmoid(+-H/2) and tanh(H) round to the exact codes, so the programmed network runs the PDA exactly
+on strings of any length (the long tests are the check).
+
+Partial insertion (`insert`): the rules are written into a model about to be trained, the remaining
+weights keep their random values, and `share` < 1 writes only a random share of the moves (the
+"partial" prior knowledge the paper compares), the network learning the rest.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import dynet as dy
+import numpy as np
+
+from stackparse.errors import UserError
+from stackparse.grammars.pda import PDA
+from stackparse.grammars.realtime import BOTTOM, EMPTY, RealTimePDA, realtime
+from stackparse.models.nspda import NSPDA, NSPDA2, NSPDA3, NSPDAConfig
+
+OUTPUTS = ("reject", "accept")
+"""The response's classes, in the order of the model's outputs."""
+
+
+@dataclass(frozen=True)
+class Code:
+    """Where a programmed PDA lives in an NSPDA: what each state neuron stands for.
+
+    states: per neuron, the PDA state it stands for. rules: per neuron, the move key (q, x, top) it
+    fires for, None for the start neuron (and for every neuron of the third-order code).
+    """
+    states: tuple[str, ...]
+    rules: tuple[tuple[str, str, str] | None, ...]
+
+
+def code(table: RealTimePDA, order: int) -> Code:
+    """The state code of `table` for an NSPDA of this order (module docstring); neuron 0 is the start."""
+    pda = table.pda
+    if order == 3:
+        states = (pda.start, *(q for q in pda.states if q != pda.start))
+        return Code(states, (None,) * len(states))
+    keys = sorted(table.moves)
+    return Code((pda.start, *(table.moves[k].target for k in keys)), (None, *keys))
+
+
+def read_index(table: RealTimePDA, top: str) -> int:
+    """The NSPDA's read neuron for a top of the table (`stackparse.models.nspda`: symbols, marker, empty)."""
+    symbols = table.pda.input_symbols
+    return {BOTTOM: len(symbols), EMPTY: len(symbols) + 1}.get(top, symbols.index(top) if top in symbols else -1)
+
+
+def neurons_needed(table: RealTimePDA, order: int) -> int:
+    return len(code(table, order).states)
+
+
+def programmed_nspda(pda: PDA, order: int, strength: float = 8.0,
+                     pc: dy.ParameterCollection | None = None) -> NSPDA:
+    """An NSPDA of this order running `pda` exactly, with no training (module docstring).
+
+    Args:
+      pda: the automaton (its input alphabet, in order, is the model's).
+      order: 2 or 3.
+      strength: H.
+      pc: where the parameters go (a new collection if None).
+    Returns:
+      The model, outputs `OUTPUTS`.
+    Raises:
+      UserError: the PDA does not fit (`realtime`), or its actions need the third order.
+    """
+    table = realtime(pda)
+    cls = {2: NSPDA2, 3: NSPDA3}[order]
+    config = NSPDAConfig(hidden=neurons_needed(table, order), bottom=bool(pda.bottom))
+    model = cls(pc or dy.ParameterCollection(), config, len(pda.input_symbols), len(OUTPUTS))
+    insert(model, table, strength, share=1.0, rng=np.random.default_rng(0), clear=True)
+    return model
+
+
+def insert(model: NSPDA, table: RealTimePDA, strength: float, share: float, rng: np.random.Generator,
+           clear: bool = False) -> None:
+    """Write the rules of `table` into `model`'s first state neurons (module docstring).
+
+    Args:
+      model: an NSPDA whose inputs are the PDA's input symbols and outputs `OUTPUTS`.
+      table: the PDA's real-time table.
+      strength: H.
+      share: the fraction of the moves written (chosen with `rng`); 1 = all.
+      rng: the only source of randomness.
+      clear: zero every other weight too (full programming), rather than keep it (insertion).
+    Raises:
+      UserError: the model is too small or does not match the PDA's alphabet.
+    """
+    pda = table.pda
+    if model.n_inputs != len(pda.input_symbols) or model.n_outputs != len(OUTPUTS):
+        raise UserError(f"{model.name}: {model.n_inputs} inputs and {model.n_outputs} outputs cannot hold "
+                        f"{pda.name} ({len(pda.input_symbols)} input symbols, accept/reject)")
+    if table.pda.bottom and not model.config.bottom:
+        raise UserError(f"{model.name}: {pda.name} has a bottom marker; the model needs --bottom")
+    c = code(table, model.order)
+    if model.config.hidden < len(c.states):
+        raise UserError(f"{model.name}: {pda.name} needs at least {len(c.states)} state neurons "
+                        f"(--hidden {len(c.states)}), the model has {model.config.hidden}")
+    keys = sorted(table.moves)
+    kept = set(keys[i] for i in rng.permutation(len(keys))[:int(round(share * len(keys)))])
+    writer = _write3 if model.order == 3 else _write2
+    arrays = {name: getattr(model, name).as_array() for name in ("Ws", "bs", "Wa", "ba", "V", "c")}
+    if clear:
+        arrays = {name: np.zeros_like(a) for name, a in arrays.items()}
+    writer(model, table, c, kept, strength, arrays)
+    _write_response(model, table, c, strength, arrays)
+    for name, a in arrays.items():
+        getattr(model, name).set_value(a)
+
+
+def _write3(model: NSPDA, table: RealTimePDA, c: Code, kept: set, h: float, w: dict) -> None:
+    n, i, neuron = model.config.hidden, model.n_inputs, {q: j for j, q in enumerate(c.states)}
+    w["bs"][:len(c.states)] = -h / 2
+    for (q, x, top), move in table.moves.items():
+        if (q, x, top) in kept:
+            column = neuron[q] + n * (table.pda.input_symbols.index(x) + i * read_index(table, top))
+            w["Ws"][:len(c.states), column] = 0.0
+            w["Ws"][neuron[move.target], column] = h
+            w["Wa"][0, column] = h * move.op.value
+
+
+def _write2(model: NSPDA, table: RealTimePDA, c: Code, kept: set, h: float, w: dict) -> None:
+    n, width = model.config.hidden, model.config.hidden + model.read_neurons
+    symbols = table.pda.input_symbols
+    for target, rule in enumerate(c.rules):
+        if rule is not None and rule not in kept:
+            continue                                   # left to training
+        w["bs"][target], w["Ws"][target] = -1.5 * h, 0.0
+        if rule is None:
+            continue                                   # the start neuron never fires again
+        q, x, top = rule
+        base = width * symbols.index(x)
+        for j, state in enumerate(c.states):
+            if state == q:
+                w["Ws"][target, j + base] = h
+        w["Ws"][target, n + read_index(table, top) + base] = h
+    for j, q in enumerate(c.states):
+        for x in symbols:
+            ops = {move.op for (p, y, _), move in table.moves.items() if p == q and y == x}
+            if len(ops) > 1:
+                raise UserError(f"{table.pda.name}: in state {q} reading {x!r}, the stack action depends on the "
+                                f"top; the second-order NSPDA cannot hold it (use order 3)")
+            if ops:
+                w["Wa"][0, j + width * symbols.index(x)] = h * ops.pop().value
+
+
+def _write_response(model: NSPDA, table: RealTimePDA, c: Code, h: float, w: dict) -> None:
+    n = model.config.hidden
+    w["c"][:] = (0.0, -h / 2)
+    for j, q in enumerate(c.states):
+        for top in table.tops:
+            w["V"][1, j + n * read_index(table, top)] = h if (q, top) in table.accepting else 0.0
