@@ -4,6 +4,10 @@ A sequence is correct when every scored (deterministically predictable) symbol i
 correctly. A size n counts as solved when all its test examples are correct. We report the percent
 of sizes in the test range solved and, separately, the percent among sizes never seen in training.
 
+Tasks with fixed test splits (`stackparse.tasks.dataset.DatasetTask`: the grammar tasks) are tested
+on those instead, every example from a fresh state: `evaluate_splits` reports each split's error, the
+percent of examples not entirely correct (for string classification, the classification error).
+
 Grefenstette et al.'s measures (2015, §4.3) come with every report: coarse accuracy, the share of
 test sequences entirely correct, and fine accuracy, the mean over sequences of the share of scored
 symbols predicted right before the first error.
@@ -15,7 +19,9 @@ from dataclasses import dataclass, field
 import dynet as dy
 import numpy as np
 
+from stackparse.errors import UserError
 from stackparse.tasks.base import Example, Task
+from stackparse.tasks.dataset import DatasetTask
 
 
 @dataclass(frozen=True)
@@ -108,9 +114,35 @@ class SizeReport:
                 "fine_by_n": {str(n): a for n, a in self.fine.items()}}
 
 
+@dataclass(frozen=True)
+class SplitReport:
+    """Per test split: the percent of examples not entirely correct, and how many there were."""
+    error: dict[str, float]
+    examples: dict[str, int]
+
+    def to_dict(self) -> dict:
+        return {"error_by_split": dict(self.error), "examples_by_split": dict(self.examples)}
+
+
+def evaluate_splits(model, task: DatasetTask, splits: tuple[str, ...] | None = None) -> SplitReport:
+    """Every example of each test split (default: the task's `test_splits`), from a fresh state."""
+    error, count = {}, {}
+    for name in splits or task.test_splits:
+        results = score_examples(model, task.split(name))
+        error[name] = 100.0 * float(np.mean([not r.correct for r in results]))
+        count[name] = len(results)
+    return SplitReport(error, count)
+
+
 def evaluate_sizes(model, task: Task, rng: np.random.Generator,
-                   test_n: tuple[int, int] | None = None, samples: int | None = None) -> SizeReport:
-    """The paper's test: every n of the test range, `samples` examples each, from a fresh state."""
+                   test_n: tuple[int, int] | None = None, samples: int | None = None) -> SizeReport | SplitReport:
+    """The paper's test: every n of the test range, `samples` examples each, from a fresh state; for a
+    task with fixed test splits, those splits (`evaluate_splits`), where `test_n` has no meaning."""
+    if isinstance(task, DatasetTask):
+        if test_n is not None:
+            raise UserError(f"{task.name} is tested on its fixed splits ({', '.join(task.test_splits)}): "
+                            f"a test range does not apply")
+        return evaluate_splits(model, task)
     lo, hi = test_n or task.protocol.test_n
     samples = samples or task.protocol.test_samples
     ns = [n for n in range(max(lo, task.min_n()), hi + 1) for _ in range(samples)]

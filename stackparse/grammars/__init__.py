@@ -15,9 +15,10 @@ These names are grammar names, not task names (a task `anbn` exists already).
 """
 from stackparse.grammars.pda import (PDA, Transition, accepts, load_pda, parse_pda, shipped_names, shipped_pda,
                                      stack_bound)
-from stackparse.grammars.sampling import PAPER_SPLITS, Edit, Labelled, Sampler, Split, dataset, datasets, near_miss
+from stackparse.grammars.sampling import (PAPER_SPLITS, Edit, Labelled, Sampler, Split, dataset, datasets, near_miss,
+                                         split_of)
 
 __all__ = [
     "PDA", "Transition", "accepts", "load_pda", "parse_pda", "shipped_names", "shipped_pda", "stack_bound",
-    "PAPER_SPLITS", "Edit", "Labelled", "Sampler", "Split", "dataset", "datasets", "near_miss",
+    "PAPER_SPLITS", "Edit", "Labelled", "Sampler", "Split", "dataset", "datasets", "near_miss", "split_of",
 ]

@@ -193,6 +193,17 @@ def datasets(pda: PDA, seed: int, splits: dict[str, Split] = PAPER_SPLITS) -> di
     Returns:
       The examples of each split, by name.
     """
-    children = np.random.SeedSequence(seed).spawn(len(splits))
-    return {name: dataset(pda, split, np.random.default_rng(child))
-            for (name, split), child in zip(splits.items(), children)}
+    return {name: split_of(pda, seed, name, splits) for name in splits}
+
+
+def split_of(pda: PDA, seed: int, name: str, splits: dict[str, Split] = PAPER_SPLITS) -> list[Labelled]:
+    """The split `name` of `datasets(pda, seed, splits)`, without building the others.
+
+    Args:
+      pda, seed, splits: as for `datasets`.
+      name: one of `splits`.
+    Returns:
+      The same examples `datasets` gives for that split.
+    """
+    child = np.random.SeedSequence(seed).spawn(len(splits))[list(splits).index(name)]
+    return dataset(pda, splits[name], np.random.default_rng(child))

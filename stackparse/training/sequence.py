@@ -5,10 +5,27 @@ concatenated sequences, loss only on the scored symbols, truncated BPTT (50 step
 the hidden state carried across the cut. A minibatch is `batch_size` streams advancing in lockstep
 (one DyNet batch); each stream starts from the initial state. Tasks whose protocol is not a stream
 get one example per stream.
+
+Tasks with fixed splits (`stackparse.tasks.dataset.DatasetTask`, e.g. the grammar tasks) train on
+their "train" split, `epoch_size` examples per epoch drawn without repetition from those of the sizes
+the curriculum allows, and validate on their "validation" split.
+
+Training options of the NSPDA paper (Mali, Ororbia & Giles), each a setting of `SequenceDataConfig`:
+- incremental learning: the curriculum overrides grow the sizes (for grammar tasks, string lengths):
+  single-stage incremental learning. `curriculum_two_stage` is Algorithm 1's two stages: in the first
+  half of each curriculum period the model sees only the newly added sizes, in the second half all
+  sizes so far (when no example has the new sizes, the first stage uses all sizes so far too);
+- the adaptive noise regularizer (Algorithm 2, `stackparse.training.noise`): `noise` > 0;
+- rule insertion before training (`stackparse.training.rules`): `insert_rules` > 0;
+- the stochastic learning rate: `lr_noise` > 0 multiplies each update's loss, hence its step, by a
+  factor drawn uniformly in [1 - lr_noise, 1 + lr_noise]. (With SGD this is exactly a random
+  learning rate around the trainer's; the logged training loss includes the factor, which is 1 on
+  average. Adam, invariant to the scale of the loss, ignores it.)
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +35,11 @@ import numpy as np
 from stackparse.errors import UserError
 from stackparse.evaluation.sequence import pad, score_examples
 from stackparse.models.base import SequenceModel, detach, reattach
+from stackparse.models.second_order import TensorRNN
 from stackparse.tasks.base import Example, Protocol, Task, concatenate
+from stackparse.tasks.dataset import DatasetTask
+from stackparse.training.noise import perturb
+from stackparse.training.rules import insert_rules
 from stackparse.training.trainer import TrainConfig
 
 
@@ -31,6 +52,14 @@ class SequenceDataConfig:
     validation entropy that drives the learning-rate schedule and model selection.
     curriculum_start / _step / _every: override the task's curriculum (0 = the task's own): the
     largest training size starts at `start` and grows by `step` every `every` epochs.
+    curriculum_two_stage: Algorithm 1 of Mali et al.: each curriculum period first trains on the new
+      sizes alone, then on all (module docstring).
+    insert_rules / rule_strength: write this share of the task's PDA rules into the model before
+      training (grammar tasks, NSPDA models), with weights of this size H; 0 = none.
+    noise / noise_share: Algorithm 2's noise, relative to each sub-matrix's size, on this share of
+      the higher-order models' transition sub-matrices at every update; 0 = none.
+    lr_noise: the stochastic learning rate: each update's step times a factor uniform in
+      [1 - lr_noise, 1 + lr_noise]; 0 = none.
     """
     epoch_size: int = 2000
     stream_examples: int = 20
@@ -38,6 +67,12 @@ class SequenceDataConfig:
     curriculum_start: int = 0
     curriculum_step: int = 0
     curriculum_every: int = 0
+    curriculum_two_stage: bool = False
+    insert_rules: float = 0.0
+    rule_strength: float = 8.0
+    noise: float = 0.0
+    noise_share: float = 0.5
+    lr_noise: float = 0.0
 
     def validate(self) -> None:
         for name in ("epoch_size", "stream_examples", "validation_size"):
@@ -46,6 +81,14 @@ class SequenceDataConfig:
         for name in ("curriculum_start", "curriculum_step", "curriculum_every"):
             if getattr(self, name) < 0:
                 raise UserError(f"--{name.replace('_', '-')} must be 0 (the task's) or positive")
+        checks = [(0 <= self.insert_rules <= 1, "--insert-rules must be in [0, 1]"),
+                  (self.rule_strength > 0, "--rule-strength must be positive"),
+                  (self.noise >= 0, "--noise must be 0 (off) or positive"),
+                  (0 < self.noise_share <= 1, "--noise-share must be in (0, 1]"),
+                  (0 <= self.lr_noise < 1, "--lr-noise must be in [0, 1)")]
+        for ok, message in checks:
+            if not ok:
+                raise UserError(message)
 
     def protocol(self, task: Task) -> Protocol:
         """The task's protocol with this configuration's curriculum overrides."""
@@ -60,6 +103,18 @@ def curriculum_max_n(p: Protocol, epoch: int) -> int:
     if p.curriculum_every <= 0:
         return p.train_n[1]
     return min(p.train_n[1], max(p.curriculum_start, p.train_n[0]) + p.curriculum_step * (epoch // p.curriculum_every))
+
+
+def curriculum_range(p: Protocol, epoch: int, two_stage: bool) -> tuple[int, int]:
+    """The sizes trained on at `epoch`: train_n[0]..curriculum_max_n, or, in the first stage of a
+    two-stage curriculum period (Algorithm 1), only the sizes that period added."""
+    hi = curriculum_max_n(p, epoch)
+    if two_stage and p.curriculum_every > 0 and epoch >= p.curriculum_every \
+            and epoch % p.curriculum_every < math.ceil(p.curriculum_every / 2):
+        previous = curriculum_max_n(p, epoch - p.curriculum_every)
+        if previous < hi:
+            return previous + 1, hi
+    return p.train_n[0], hi
 
 
 def sample_sizes(task: Task, rng: np.random.Generator, lo: int, hi: int, count: int) -> list[Example]:
@@ -104,24 +159,58 @@ class SequenceObjective:
                  train: TrainConfig, data: SequenceDataConfig, validation_seed: int):
         self.task, self.model, self.pc, self.train, self.data = task, model, pc, train, data
         rng = np.random.default_rng([validation_seed, 1])
-        self.validation = sample_sizes(task, rng, *task.protocol.train_n, data.validation_size)
+        if isinstance(task, DatasetTask):
+            self.validation = task.split("validation")
+        else:
+            self.validation = sample_sizes(task, rng, *task.protocol.train_n, data.validation_size)
+        if data.insert_rules > 0:
+            insert_rules(task, model, data.insert_rules, data.rule_strength, np.random.default_rng([validation_seed, 3]))
+        if data.noise > 0 and not isinstance(model, TensorRNN):
+            raise UserError(f"--noise perturbs weight tensors: it needs a higher-order model, not {model.name}")
+        self.rng = np.random.default_rng([validation_seed, 4])
 
     def param_collection(self) -> dy.ParameterCollection:
         return self.pc
 
     def batches(self, epoch: int, rng: np.random.Generator) -> list[list[Example]]:
         self.model.start_epoch(epoch)
+        self.rng = rng
         per_stream = self.data.stream_examples if self.task.protocol.stream else 1
-        hi = curriculum_max_n(self.data.protocol(self.task), epoch)
-        examples = sample_sizes(self.task, rng, self.task.protocol.train_n[0], hi, self.data.epoch_size)
+        examples = self.training_examples(epoch, rng)
         streams = [concatenate(examples[i:i + per_stream]) for i in range(0, len(examples), per_stream)]
         b = self.train.batch_size
         return [streams[i:i + b] for i in range(0, len(streams), b)]
 
+    def training_examples(self, epoch: int, rng: np.random.Generator) -> list[Example]:
+        """This epoch's examples, of the sizes the curriculum allows (module docstring)."""
+        lo, hi = curriculum_range(self.data.protocol(self.task), epoch, self.data.curriculum_two_stage)
+        if not isinstance(self.task, DatasetTask):
+            return sample_sizes(self.task, rng, lo, hi, self.data.epoch_size)
+        train = self.task.split("train")
+        pool = [e for e in train if lo <= e.n <= hi] or [e for e in train if e.n <= hi]
+        if not pool:
+            raise UserError(f"{self.task.name}: no training example of size up to {hi}; raise --curriculum-start")
+        return [pool[i] for i in rng.permutation(len(pool))[:self.data.epoch_size]]
+
     def losses(self, batch: list[Example]):
-        """One loss per BPTT segment (see `segment_losses`)."""
+        """One loss per BPTT segment (see `segment_losses`), computed at weights perturbed by the
+        noise regularizer when it is on (the noise is taken off after the trainer's update), and
+        scaled by the stochastic learning rate's factor when that is on."""
         self.model.training = True
-        yield from segment_losses(self.model, batch, self.train.bptt)
+        segments = segment_losses(self.model, batch, self.train.bptt)
+        while True:
+            noise = perturb(self.model.weight_tensors(), self.data.noise, self.data.noise_share, self.rng) \
+                if self.data.noise > 0 else None
+            item = next(segments, None)
+            if item is not None:
+                loss, units = item
+                if self.data.lr_noise > 0:
+                    loss = loss * float(self.rng.uniform(1 - self.data.lr_noise, 1 + self.data.lr_noise))
+                yield loss, units                          # the trainer backpropagates and updates here
+            if noise is not None:
+                noise.remove()
+            if item is None:
+                return
 
     def validate(self) -> dict[str, float]:
         self.model.training = False

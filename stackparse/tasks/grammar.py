@@ -1,0 +1,94 @@
+"""String classification on context-free languages: the NSPDA experiments (Mali, Ororbia & Giles).
+
+A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020). Each task is one
+of the five PDAs shipped in `stackparse/grammars/pda/`, as `pda-NAME`:
+
+    pda-anbn          a^n b^n                      pda-anmbncm   a^(n+m) b^n c^m
+    pda-palindrome    w c w^R                      pda-dyck2     balanced ( ) and [ ]
+    pda-anbncbmam     a^n b^n c b^m a^m
+
+The data are the paper's splits (`stackparse.grammars.datasets`, seed `DATA_SEED`): 2,000 positive
+and 2,000 hard negative strings of lengths 1..21 for training, 1,000 + 1,000 of lengths 1..60 for
+the test, 100 + 100 of lengths 480 (481) and 960 (961) for the long tests, and a validation split of
+100 + 100 of the training lengths (`GRAMMAR_SPLITS`, listed last so the others are those of
+`datasets`). The size n of an example is its length, so the curriculum overrides
+(--curriculum-start/-step/-every) give incremental learning by length.
+
+What is scored: the model reads the string one symbol per step and answers accept or reject after
+every step (the NSPDA's per-step response); only the answer after the last symbol is scored, since
+the task is to classify the string. The unscored targets are the string's label too. A string is
+correct when its last answer is right: the test error is the share of wrong ones (in percent).
+
+Choices the paper leaves open, and why:
+- Scoring only the last step, not the acceptance of every prefix: the labels the paper trains on
+  are per string; prefix labels would be extra supervision (a hint) the other models do not get.
+- `sample(rng, n)` draws a positive or a hard negative of length n with probability 1/2 each.
+- The datasets are fixed (seed 0): every model and run sees the same strings, as in the paper.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from stackparse.errors import UserError
+from stackparse.grammars import PAPER_SPLITS, PDA, Sampler, Split, shipped_names, shipped_pda, split_of
+from stackparse.tasks.base import Example, Protocol, register
+from stackparse.tasks.dataset import DatasetTask
+
+DATA_SEED = 0
+GRAMMAR_SPLITS = {**PAPER_SPLITS, "validation": Split(100, 100, (1, 21))}
+OUTPUTS = ("reject", "accept")
+
+
+class GrammarTask(DatasetTask):
+    """Accept or reject strings of a PDA's language (module docstring); subclasses set `grammar`."""
+    kind = "grammar"
+    grammar: str
+    output_symbols = OUTPUTS
+    protocol = Protocol(train_n=GRAMMAR_SPLITS["train"].lengths, test_n=GRAMMAR_SPLITS["test"].lengths,
+                        test_samples=1, curriculum_every=0, stream=False)
+    test_splits = ("test", "test-480", "test-960")
+
+    def __init__(self, pda: PDA | None = None, splits: dict[str, Split] = GRAMMAR_SPLITS):
+        """Args:
+          pda: the automaton (default: the shipped one named `grammar`).
+          splits: the sizes of the splits (tests use smaller ones).
+        """
+        self.pda = pda or shipped_pda(self.grammar)
+        self.splits = splits
+        self.symbols = self.pda.input_symbols
+        self._cache: dict[str, list[Example]] = {}
+
+    def example(self, string: str, label: bool) -> Example:
+        """A labelled string as an Example, scored at its last step."""
+        if not string:
+            raise UserError(f"{self.name}: the empty string has no step to answer at")
+        return Example(self.encode(string), (int(label),) * len(string),
+                       (False,) * (len(string) - 1) + (True,), len(string))
+
+    def split(self, name: str) -> list[Example]:
+        if name not in self._cache:
+            self._cache[name] = [self.example(s, label) for s, label in split_of(self.pda, DATA_SEED, name, self.splits)]
+        return self._cache[name]
+
+    @cached_property
+    def _sampler(self) -> Sampler:
+        return Sampler(self.pda, max(split.lengths[1] for split in self.splits.values()))
+
+    def sample(self, rng: np.random.Generator, n: int) -> Example:
+        if not self._sampler.has_strings(n):
+            raise ValueError(f"{self.name} has no strings of length {n}")
+        positive = bool(rng.integers(2))
+        string = self._sampler.positive(rng, n) if positive else self._sampler.negative(rng, n)
+        return self.example(string, positive)
+
+
+def _grammar_task(grammar: str) -> type[GrammarTask]:
+    return type(f"Grammar_{grammar}", (GrammarTask,), {
+        "name": f"pda-{grammar}", "grammar": grammar,
+        "description": f"accept/reject strings of {grammar}.pda (Mali, Ororbia & Giles, NSPDA)"})
+
+
+for _name in shipped_names():
+    register(_grammar_task(_name))
