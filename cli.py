@@ -120,6 +120,21 @@ def _field_help(name: str) -> str:
         "memory_size": "dimension of the values pushed (neural-stack, -queue, -deque)",
         "embedding": "dimension of the learned input embeddings, 0 = one-hot (neural-*, deep-lstm)",
         "pop_bias": "initial bias of the pop signals (Grefenstette et al.'s Appendix B: -1)",
+        "weight_step": "higher-order models: round every weight to a multiple of this at evaluation "
+        "(the NSPDA paper's discretized weights), 0 = off",
+        "init_scale": "higher-order models: initial weights uniform in [-x, x]",
+        "bottom": "nspda: the stack starts with a bottom marker (a PDA's Z)",
+        "quantize_states": "nspda, nnpda: quantized state neurons during training too (straight-through "
+        "gradients); the NSPDA quantizes them at evaluation always",
+        "curriculum_two_stage": "incremental learning in two stages (NSPDA Algorithm 1): each curriculum "
+        "period trains first on the new sizes alone, then on all",
+        "insert_rules": "grammar tasks, nspda models: share of the PDA's rules written into the model "
+        "before training (0 = none, 1 = all)",
+        "rule_strength": "H, the size of inserted (programmed) weights",
+        "noise": "higher-order models: adaptive weight noise (NSPDA Algorithm 2), relative to each "
+        "sub-matrix's size, 0 = off",
+        "noise_share": "share of the transition sub-matrices perturbed at each update",
+        "lr_noise": "stochastic learning rate: each step times a factor uniform in [1-x, 1+x], 0 = off",
     }.get(name, name.replace("_", " "))
 
 
@@ -162,6 +177,10 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
     config = ExperimentConfig(task, model_name, dataclasses.asdict(model_config), train_config, data_config, test_n)
     out = out or Path("runs") / f"{task}-{model_name}-s{train_config.seed}"
     metrics = run_experiment(config, out, resume=resume, progress=not quiet)
+    if "error_by_split" in metrics:           # a task with fixed test splits: string classification
+        click.echo(f"{task} / {model_name}: " + _split_errors(metrics["error_by_split"], metrics["examples_by_split"]))
+        click.echo(f"results in {out}/metrics.json")
+        return
     solved = "".join("#" if a == 1.0 else "." for a in metrics["accuracy_by_n"].values())
     lo = min(int(n) for n in metrics["accuracy_by_n"])
     click.echo(f"{task} / {model_name}: {metrics['percent_n_correct']:.1f}% of n in "
@@ -171,6 +190,41 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
     click.echo(f"test sequences: coarse accuracy {metrics['coarse_accuracy']:.3f} (entirely correct), "
                f"fine accuracy {metrics['fine_accuracy']:.3f} (share right before the first error)")
     click.echo(f"results in {out}/metrics.json")
+
+
+def _split_errors(errors: dict, counts: dict) -> str:
+    return "; ".join(f"{name} error {e:.1f}% ({counts[name]} strings)" for name, e in errors.items())
+
+
+@main.command()
+@click.argument("grammar")
+@click.option("--order", type=click.Choice(["2", "3"]), default="3", show_default=True,
+              help="2: nspda2 (one state neuron per rule), 3: nspda3 (one per PDA state)")
+@click.option("--strength", type=click.FloatRange(min=0, min_open=True), default=8.0, show_default=True,
+              help="H, the size of the programmed weights")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="also write program.json (settings and errors) here")
+def program(grammar, order, strength, out):
+    """Program an NSPDA from GRAMMAR's PDA (no training) and test it on the grammar task's splits.
+
+    GRAMMAR is a shipped grammar (anbn, palindrome, anbncbmam, anmbncm, dyck2; or its task name
+    pda-NAME) or a PDA file. Prints the classification error on the test set (lengths 1..60) and the
+    long tests (480, 960).
+    """
+    from stackparse.config import write_json
+    from stackparse.evaluation.sequence import evaluate_splits
+    from stackparse.grammars import load_pda, shipped_pda
+    from stackparse.models.programming import programmed_nspda
+    from stackparse.tasks.grammar import GrammarTask
+    name = grammar.removeprefix("pda-")
+    pda = load_pda(grammar) if Path(grammar).is_file() or Path(grammar).suffix else shipped_pda(name)
+    model = programmed_nspda(pda, int(order), strength)
+    report = evaluate_splits(model, GrammarTask(pda))
+    click.echo(f"{pda.name} / {model.name} programmed ({model.config.hidden} state neurons, H = {strength:g}): "
+               + _split_errors(report.error, report.examples))
+    if out is not None:
+        write_json(Path(out) / "program.json", {"grammar": pda.name, "order": int(order), "strength": strength,
+                                                "state_neurons": model.config.hidden, **report.to_dict()})
 
 
 @main.command()

@@ -56,6 +56,7 @@ class GrammarTask(DatasetTask):
           splits: the sizes of the splits (tests use smaller ones).
         """
         self.pda = pda or shipped_pda(self.grammar)
+        self.name = f"pda-{self.pda.name}"
         self.splits = splits
         self.symbols = self.pda.input_symbols
         self._cache: dict[str, list[Example]] = {}
