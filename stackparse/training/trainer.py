@@ -105,7 +105,10 @@ class Objective(Protocol):
 
     def losses(self, batch) -> Iterator[tuple[dy.Expression, int]]:
         """(loss, units) per graph: one for full BPTT, one per segment for truncated BPTT.
-        Each is built in a fresh computation graph; the trainer backpropagates and updates."""
+        Each is built in a fresh computation graph; the trainer backpropagates and updates.
+        A loss is anything with `value()` and `backward()`: a `dy.Expression`, or a
+        `stackparse.training.gradients.PrecomputedLoss`, whose `backward` adds gradients computed
+        outside DyNet (RTRL, UORO) to the parameters' gradients."""
 
     def validate(self) -> dict[str, float]: ...
 
