@@ -14,7 +14,7 @@ neurons s (N), one-hot input neurons x (I) and read neurons r (R), one step is
 
 g(z) = round(sigmoid(z)) and f(A) = round(tanh(A)) are the quantized activations (eq. 7-14), whose
 gradient is the straight-through one: that of sigmoid(z) and tanh(A) (Bengio et al. 2013's
-estimator, `dy.round(..., gradient_mode="straight_through_gradient")`). The stack is a real one:
+estimator, `stackparse.models.second_order.straight_through_round`). The stack is a real one:
 whole symbols, no continuous amounts. What makes the stack learnable is eq. 6: the read is the
 candidate top of each action weighted by alpha(a), which equals the discrete read exactly (a is -1,
 0 or 1) yet has a gradient in a, hence in A, through the straight-through f.
@@ -46,9 +46,7 @@ import numpy as np
 from stackparse.errors import UserError
 from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack
 from stackparse.models.base import register
-from stackparse.models.second_order import TensorConfig, TensorRNN, outer
-
-STRAIGHT_THROUGH = "straight_through_gradient"
+from stackparse.models.second_order import TensorConfig, TensorRNN, outer, straight_through_round
 
 
 @dataclass(frozen=True)
@@ -71,7 +69,7 @@ class NSPDAState(NamedTuple):
 
 def quantized(x: dy.Expression, on: bool = True) -> dy.Expression:
     """round(x) with the straight-through gradient (identity), or x itself when `on` is False."""
-    return dy.round(x, gradient_mode=STRAIGHT_THROUGH) if on else x
+    return straight_through_round(x) if on else x
 
 
 class StackTensorRNN(TensorRNN):
@@ -85,7 +83,7 @@ class StackTensorRNN(TensorRNN):
     def __init__(self, pc, config: NSPDAConfig, n_inputs, n_outputs):
         n, r = config.hidden, self.read_size(n_inputs)
         # The response reads s (x) r: the base class's V, c are sized for it (module docstring).
-        super().__init__(pc, replace(config, hidden=n * r), n_inputs, n_outputs)
+        super().__init__(pc, replace(config, hidden=n * r), n_inputs, n_outputs, state_size=n)
         self.config, self.read_neurons = config, r
         factors = (n, n_inputs, r) if self.order == 3 else (n + r, n_inputs)
         self.Ws = self.add_tensor("Ws", n, factors)
@@ -125,16 +123,18 @@ class NSPDA(StackTensorRNN):
     def read_size(n_inputs: int) -> int:
         return n_inputs + 2                       # the input symbols, the bottom marker, the empty stack
 
+    def __init__(self, pc, config: NSPDAConfig, n_inputs, n_outputs):
+        super().__init__(pc, config, n_inputs, n_outputs)
+        r = self.read_neurons
+        self.read_codes = self.pc.add_lookup_parameters((r, r), init=np.eye(r), name="readcodes")   # e(.)
+
     def read_ids(self, tops) -> list[int]:
         """Read neuron of each top: the symbol's own, the marker's (n_inputs), empty's (n_inputs + 1)."""
         return [self.n_inputs + 1 if t == EMPTY else t for t in tops]
 
     def onehots(self, tops) -> dy.Expression:
         """e(top) for a batch of tops: (R,) x B, constant."""
-        ids = self.read_ids(tops)
-        values = np.zeros((self.read_neurons, len(ids)))
-        values[ids, np.arange(len(ids))] = 1.0
-        return dy.inputTensor(values, batched=True) if len(ids) > 1 else dy.inputTensor(values[:, 0])
+        return dy.lookup_batch(self.read_codes, self.read_ids(tops), update=False)
 
     def initial_state(self, batch_size, tensors=None):
         if tensors is not None:

@@ -52,12 +52,22 @@ def outer(factors: list[dy.Expression]) -> dy.Expression:
     return product
 
 
+def straight_through_round(x: dy.Expression) -> dy.Expression:
+    """round(x) forward, the identity's gradient backward (the straight-through estimator).
+
+    Written as round(x) + (x - x) with the gradient blocked through round(x) and the second x, so the
+    value is exactly round(x). (DyNet's own `dy.round(x, gradient_mode="straight_through_gradient")`
+    was measured to give a zero gradient on some runs and not others of one same graph.)
+    """
+    return dy.nobackprop(dy.round(x, gradient_mode="zero_gradient")) + (x - dy.nobackprop(x))
+
+
 def discretized(expression: dy.Expression, step: float) -> dy.Expression:
     """A weight rounded to the nearest multiple of `step` (0: unchanged); the gradient passes
     straight through, so the same expression serves training and evaluation."""
     if step <= 0:
         return expression
-    return dy.round(expression * (1.0 / step), gradient_mode="straight_through_gradient") * step
+    return straight_through_round(expression * (1.0 / step)) * step
 
 
 @dataclass(frozen=True)
@@ -88,9 +98,14 @@ class TensorRNN(SequenceModel):
     """
     Config = TensorConfig
 
-    def __init__(self, pc, config: TensorConfig, n_inputs, n_outputs):
+    def __init__(self, pc, config: TensorConfig, n_inputs, n_outputs, state_size: int | None = None):
         super().__init__(pc, config, n_inputs, n_outputs)
         self._tensors: dict[str, tuple[dy.Parameters, tuple[int, ...]]] = {}
+        start = np.zeros((1, state_size or config.hidden))
+        start[0, 0] = 1.0
+        # A lookup table rather than an input tensor: DyNet's input tensors must be kept alive by the
+        # caller as long as the graph, a table's rows live in the model.
+        self.start = self.pc.add_lookup_parameters((1, start.shape[1]), init=start, name="start")
 
     def add_tensor(self, name: str, rows: int, factors: tuple[int, ...]) -> dy.Parameters:
         """A weight tensor (rows, *factors), stored as (rows, prod(factors)) (module docstring)."""
@@ -109,10 +124,7 @@ class TensorRNN(SequenceModel):
 
     def start_vector(self, batch_size: int) -> dy.Expression:
         """s^0 = (1, 0, ..., 0) for every sequence: (N,) x B."""
-        start = np.zeros(self.config.hidden)
-        start[0] = 1.0
-        return dy.inputTensor(np.repeat(start[:, None], batch_size, axis=1), batched=True) if batch_size > 1 \
-            else dy.inputTensor(start)
+        return dy.lookup_batch(self.start, [0] * batch_size, update=False)
 
     @abc.abstractmethod
     def cell(self, state, x: dy.Expression, ids):
