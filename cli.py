@@ -159,8 +159,13 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
 
     Writes config.json, the parameters (best/) and metrics.json into --out and prints the percent of
     sizes n solved (every scored symbol right), overall and among sizes never seen in training.
+
+    The training defaults shown are the counting tasks' (Joulin & Mikolov). Transduction tasks
+    default to Grefenstette et al.'s setting as run here: Adam 0.003, batches of 10, full BPTT,
+    clipping at 1, lengths 8-16 first and 8 more each epoch, a moving average of the parameters,
+    at most 10 minutes (stackparse/experiments.py, TRAINING_BY_KIND). Options override either.
     """
-    from stackparse.experiments import ExperimentConfig, run_experiment
+    from stackparse.experiments import ExperimentConfig, default_settings, run_experiment
     from stackparse.models import get_model_class
     from stackparse.tasks import get_task
 
@@ -171,8 +176,9 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
     if foreign:
         names = ", ".join("--" + k.replace("_", "-") for k in sorted(foreign))
         raise UserError(f"model {model_name!r} takes no option {names}")
-    train_config = _settings(TrainConfig, options)
-    data_config = _settings(SequenceDataConfig, options)
+    train_base, data_base = default_settings(task)
+    train_config = _settings(TrainConfig, options, base=train_base)
+    data_config = _settings(SequenceDataConfig, options, base=data_base)
     test_n = None if test_max_n is None else (task_obj.protocol.test_n[0], test_max_n)
     config = ExperimentConfig(task, model_name, dataclasses.asdict(model_config), train_config, data_config, test_n)
     out = out or Path("runs") / f"{task}-{model_name}-s{train_config.seed}"

@@ -27,6 +27,17 @@ def run(*args, ok=True):
     return result.output
 
 
+def test_transduction_tasks_train_with_their_own_defaults_which_options_override(tmp_path):
+    run("train", "copy", "--model", "neural-queue", "--out", tmp_path / "r", "--test-max-n", "66",
+        "--epochs", "1", "--epoch-size", "20", "--validation-size", "5", "--hidden", "4", "--memory-size", "4",
+        "--lr", "0.01", "--quiet")
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert config["train"]["optimizer"] == "adam" and config["train"]["batch_size"] == 10      # the kind's
+    assert config["train"]["lr"] == 0.01 and config["train"]["epochs"] == 1                    # the user's
+    assert config["data"]["curriculum_start"] == 16
+    assert json.loads((tmp_path / "r" / "metrics.json").read_text())["task"] == "copy"
+
+
 def test_tasks_and_models_are_listed():
     assert "anbn" in run("tasks") and "counting" in run("tasks")
     assert {"rnn", "lstm", "gru"} <= set(line.split()[0] for line in run("models").splitlines())

@@ -39,8 +39,9 @@ def run_job(job: Job, out: Path) -> dict:
 
 
 def _run(job: Job, run_dir: Path) -> tuple[dict, dict]:
-    """(settings, metrics) of one job, by its kind: the suite's overrides, then the column's settings."""
-    from stackparse.experiments import ExperimentConfig, run_experiment
+    """(settings, metrics) of one job, by its kind: the task's default training, then the suite's
+    overrides, then the column's settings."""
+    from stackparse.experiments import ExperimentConfig, default_settings, run_experiment
     from stackparse.models import get_model_class
     from stackparse.training import TrainConfig
     from stackparse.training.sequence import SequenceDataConfig
@@ -48,9 +49,11 @@ def _run(job: Job, run_dir: Path) -> tuple[dict, dict]:
     settings = dict(job.overrides)
     model_config = {**to_dict(get_model_class(job.model).Config()), **settings.pop("model_config", {}),
                     **job.model_settings}
-    train = dataclasses.replace(settings.pop("train", TrainConfig()), seed=job.seed, **job.train_settings)
-    data = dataclasses.replace(settings.pop("data", SequenceDataConfig()), **job.data_settings)
-    if job.kind == "language-model":
+    language_model = job.kind == "language-model"
+    base_train, base_data = (TrainConfig(), SequenceDataConfig()) if language_model else default_settings(job.task)
+    train = dataclasses.replace(settings.pop("train", base_train), seed=job.seed, **job.train_settings)
+    data = dataclasses.replace(settings.pop("data", base_data), **job.data_settings)
+    if language_model:
         from stackparse.tasks.language_model import run_language_model
         metrics = run_language_model(job.model, model_config, train, run_dir, progress=False)
         return json.loads((run_dir / "config.json").read_text()), metrics

@@ -88,18 +88,6 @@ MEMORY_TRAINING = {"epochs": 20}
 
 TRANSDUCTION = ("copy", "reversal", "bigram-flip", "svo-sov", "gender")
 TABLE3 = "Grefenstette et al. 2015, Table 3"
-# This machine's budget. The paper trains 256- and 512-unit models "an unbounded number of steps" with
-# RMSProp (batch 10, clipping at 1, rate grid-searched) and keeps the best of several runs; here
-# 64-unit controllers with 64-dimensional values and Adam at a constant rate of 0.003 (in 25-second
-# trials of the stack on reversal of lengths 8-16, 0.003 had learnt it after 12,000 sequences and 0.01
-# had not after 18,000), batch 10,
-# clipping at 1, full BPTT, epochs of 2,000 sequences, stopping 5 epochs after the last improvement
-# or after 6 minutes of training.
-TRANSDUCTION_SIZES = {"hidden": 64, "memory_size": 64}
-TRANSDUCTION_DATA = {"epoch_size": 2000, "validation_size": 200}
-TRANSDUCTION_TRAINING = TrainConfig(batch_size=10, bptt=0, optimizer="adam", lr=0.003, lr_schedule="constant",
-                                    clip=1.0, epochs=100, patience=5, max_minutes=6.0)
-
 SUITES = {s.name: s for s in [
     Suite("counting-baselines",
           "Joulin & Mikolov 2015, Table 2, RNN and LSTM columns: the five counting tasks",
@@ -140,15 +128,12 @@ SUITES = {s.name: s for s in [
           "Grefenstette et al. 2015, Table 3: copy, reversal, bigram flipping, SVO to SOV, gender conjugation; "
           "2-layer LSTM and Stack-, Queue-, DeQue-LSTMs, 64 units; coarse accuracy on lengths 65-128",
           TRANSDUCTION,
-          (Column("deep-lstm", "deep-lstm", {"hidden": 64}, data_settings=TRANSDUCTION_DATA),
-           *(Column(m, m, TRANSDUCTION_SIZES, data_settings=TRANSDUCTION_DATA)
-             for m in ("neural-stack", "neural-queue", "neural-deque"))),
+          tuple(Column(m, m) for m in ("deep-lstm", "neural-stack", "neural-queue", "neural-deque")),
           grefenstette_table3("test coarse"), metric="coarse_accuracy", paper=TABLE3, decimals=2,
           more_metrics=(("fine_accuracy", grefenstette_table3("test fine")),
                         ("validation.val_accuracy", grefenstette_table3("train coarse")),
                         ("validation.val_fine_accuracy", grefenstette_table3("train fine")),
-                        ("validation.train_chars_per_s", {})),
-          overrides={"train": TRANSDUCTION_TRAINING}),
+                        ("validation.train_chars_per_s", {}))),     # the transduction tasks' default training
 ]}
 
 
