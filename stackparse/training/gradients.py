@@ -10,7 +10,10 @@ A cell (`Cell`) is two pure functions of DyNet expressions and a constant initia
     s_t = f(θ, s_{t-1}, x_t)     `step`: the recurrence, from s_0 = `initial`
     L_t = ℓ(θ, s_t, y_t)         `loss`: a scalar, at the steps whose target y_t is not None
 
-where θ is the list of the cell's parameters. Every algorithm returns dL/dθ for L = Σ_t L_t:
+where θ is the list of the cell's parameters. A `MemoryCell` also carries a part of the state that no
+gradient flows through (the NSPDA's discrete stack): s_t, m_t = f(θ, s_{t-1}, x_t, m_{t-1}), where m
+changes with the step's values (the stack follows the quantized actions) but ∂s_t/∂m = 0, so the
+algorithms below are unchanged and just thread m along. Every algorithm returns dL/dθ for L = Σ_t L_t:
 
 BPTT   reverse mode through the unrolled graph; truncated BPTT cuts it every k steps, carrying the
        state's value (not its gradient) across the cut.
@@ -84,6 +87,43 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class MemoryCell(Cell):
+    """A cell whose state also has a part that carries no gradient (module docstring).
+
+    step(params, state, x, memory): (the next state, the next memory); `memory` is its initial value,
+    any Python value (a discrete stack). The step may get a batch of copies of the state with one
+    memory: it must give the copies the same memory (they take the same discrete decisions).
+    """
+    memory: Any = None
+
+
+def advance(cell: Cell, params: list[dy.Expression], state: dy.Expression, x, memory):
+    """One step of any cell.
+
+    Args:
+        cell: a `Cell` or a `MemoryCell`.
+        params, state, x: as its step takes them.
+        memory: m_{t-1} (ignored by a plain `Cell`).
+    Returns:
+        (s_t, m_t), m_t None for a plain `Cell`.
+    """
+    if isinstance(cell, MemoryCell):
+        return cell.step(params, state, x, memory)
+    return cell.step(params, state, x), None
+
+
+def initial_memory(cell: Cell):
+    """A cell's memory before the first input.
+
+    Args:
+        cell: a `Cell` or a `MemoryCell`.
+    Returns:
+        m_0, None for a plain `Cell`.
+    """
+    return cell.memory if isinstance(cell, MemoryCell) else None
+
+
+@dataclass(frozen=True)
 class SequenceGradient:
     """The summed loss of one sequence and its gradient, one array per parameter, in their shapes."""
     loss: float
@@ -144,14 +184,14 @@ def bptt(cell: Cell, params: Sequence[dy.Parameters], xs: Sequence, ys: Sequence
     """
     values = [p.as_array() for p in params]
     cut = truncation or max(len(xs), 1)
-    grads, total, state = [np.zeros_like(v) for v in values], 0.0, cell.initial
+    grads, total, state, memory = [np.zeros_like(v) for v in values], 0.0, cell.initial, initial_memory(cell)
     for t0 in range(0, len(xs), cut):
         dy.renew_cg()
         theta = [dy.inputTensor(v) for v in values]
         s = dy.inputTensor(state)
         losses = []
         for x, y in zip(xs[t0:t0 + cut], ys[t0:t0 + cut]):
-            s = cell.step(theta, s, x)
+            s, memory = advance(cell, theta, s, x, memory)
             if y is not None:
                 losses.append(cell.loss(theta, s, y))
         state = s.npvalue().reshape(cell.initial.shape)
@@ -175,12 +215,12 @@ def rtrl(cell: Cell, params: Sequence[dy.Parameters], xs: Sequence, ys: Sequence
     values = [p.as_array() for p in params]
     d = cell.initial.size
     influence = np.zeros((d, sum(v.size for v in values)))      # P_t: (d, p)
-    grad, total, state = np.zeros(influence.shape[1]), 0.0, cell.initial
+    grad, total, state, memory = np.zeros(influence.shape[1]), 0.0, cell.initial, initial_memory(cell)
     for x, y in zip(xs, ys):
-        lin = linearise(cell, values, state, x, y)
+        lin = linearise(cell, values, state, x, y, memory=memory)
         influence = lin.ds_ds @ influence + lin.ds_dtheta         # P_t = (∂f/∂s) P_{t-1} + ∂f/∂θ
         grad += lin.dl_dtheta + lin.dl_ds @ influence
-        total, state = total + lin.loss, lin.state
+        total, state, memory = total + lin.loss, lin.state, lin.memory
     return SequenceGradient(total, unflatten(grad, values))
 
 
@@ -198,17 +238,17 @@ def uoro(cell: Cell, params: Sequence[dy.Parameters], xs: Sequence, ys: Sequence
     values = [p.as_array() for p in params]
     d = cell.initial.size
     s_tilde, theta_tilde = np.zeros(d), np.zeros(sum(v.size for v in values))
-    grad, total, state = np.zeros_like(theta_tilde), 0.0, cell.initial
+    grad, total, state, memory = np.zeros_like(theta_tilde), 0.0, cell.initial, initial_memory(cell)
     for x, y in zip(xs, ys):
         nu = rng.choice([-1.0, 1.0], size=d)
-        lin = linearise(cell, values, state, x, y, nu)
+        lin = linearise(cell, values, state, x, y, nu, memory)
         forward = lin.ds_ds @ s_tilde                                       # (∂f/∂s) s̃
         rho0 = np.sqrt((np.linalg.norm(theta_tilde) + epsilon) / (np.linalg.norm(forward) + epsilon))
         rho1 = np.sqrt((np.linalg.norm(lin.ds_dtheta) + epsilon) / (np.linalg.norm(nu) + epsilon))
         s_tilde = rho0 * forward + rho1 * nu
         theta_tilde = theta_tilde / rho0 + lin.ds_dtheta / rho1
         grad += lin.dl_dtheta + (lin.dl_ds @ s_tilde) * theta_tilde
-        total, state = total + lin.loss, lin.state
+        total, state, memory = total + lin.loss, lin.state, lin.memory
     return SequenceGradient(total, unflatten(grad, values))
 
 
@@ -219,6 +259,7 @@ class Linearisation:
     state: s_t, in the cell's state shape. loss: ℓ_t (0 if unscored).
     ds_ds: ∂f/∂s at (s_{t-1}, x_t), (d, d). ds_dtheta: ∂f/∂θ, (d, p); or νᵀ ∂f/∂θ, (p,), given ν.
     dl_ds: ∂ℓ_t/∂s_t, (d,). dl_dtheta: the explicit ∂ℓ_t/∂θ, (p,). Both zero if unscored.
+    memory: m_t (a `MemoryCell`'s; None otherwise).
     """
     state: np.ndarray
     loss: float
@@ -226,10 +267,11 @@ class Linearisation:
     ds_dtheta: np.ndarray
     dl_ds: np.ndarray
     dl_dtheta: np.ndarray
+    memory: Any = None
 
 
 def linearise(cell: Cell, values: list[np.ndarray], state: np.ndarray, x, y,
-              nu: np.ndarray | None = None) -> Linearisation:
+              nu: np.ndarray | None = None, memory=None) -> Linearisation:
     """One step of the cell and its Jacobians, from one batched graph (see the module docstring).
 
     Args:
@@ -237,6 +279,7 @@ def linearise(cell: Cell, values: list[np.ndarray], state: np.ndarray, x, y,
         values: the parameters' values.
         state: s_{t-1}. x, y: the step's input and target (None: unscored).
         nu: UORO's signs; then the parameters are shared by the copies and ds_dtheta is νᵀ ∂f/∂θ.
+        memory: m_{t-1}, for a `MemoryCell`.
     Returns:
         The step's `Linearisation`.
     """
@@ -244,7 +287,8 @@ def linearise(cell: Cell, values: list[np.ndarray], state: np.ndarray, x, y,
     dy.renew_cg()
     theta = [_copies(v, d) for v in values] if nu is None else [dy.inputTensor(v) for v in values]
     s_prev = _copies(state, d)
-    out = dy.reshape(cell.step(theta, s_prev, x), (d,))
+    out, memory = advance(cell, theta, s_prev, x, memory)
+    out = dy.reshape(out, (d,))
     # dy.reshape flattens column-major: pick, for copy b, the unit that is b-th in numpy's C order.
     units = np.arange(d).reshape(state.shape, order="F").reshape(-1)
     picked = dy.pick_batch(out, [int(u) for u in units])                         # (1,) x d
@@ -261,9 +305,9 @@ def linearise(cell: Cell, values: list[np.ndarray], state: np.ndarray, x, y,
     else:
         ds_dtheta = flatten([e.gradient() for e in theta])
     if loss is None:
-        return Linearisation(new_state, 0.0, ds_ds, ds_dtheta, np.zeros(d), np.zeros(ds_dtheta.shape[-1]))
+        return Linearisation(new_state, 0.0, ds_ds, ds_dtheta, np.zeros(d), np.zeros(ds_dtheta.shape[-1]), memory)
     return Linearisation(new_state, loss.value(), ds_ds, ds_dtheta, s_new.gradient().reshape(-1),
-                         flatten([e.gradient() for e in theta_loss]))
+                         flatten([e.gradient() for e in theta_loss]), memory)
 
 
 def _copies(value: np.ndarray, d: int) -> dy.Expression:
@@ -318,6 +362,17 @@ class PrecomputedLoss:
     loss: float
     params: tuple[dy.Parameters, ...]
     grads: tuple[np.ndarray, ...]
+
+    def __mul__(self, factor: float) -> PrecomputedLoss:
+        """The loss times a constant, gradients included (as `expression * factor` scales an
+        expression's; the stochastic learning rate uses it).
+
+        Args:
+            factor: the constant.
+        Returns:
+            The scaled loss.
+        """
+        return PrecomputedLoss(self.loss * factor, self.params, tuple(g * factor for g in self.grads))
 
     def value(self) -> float:
         """The loss's value, as `dy.Expression.value` gives it.
