@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import dynet as dy
 
+from stackparse.errors import UserError
 from stackparse.memories.grefenstette import NeuralStack, Signals
 from stackparse.models.base import register
 from stackparse.models.nspda import NSPDAConfig, NSPDAState, StackTensorRNN
@@ -56,14 +57,20 @@ class NNPDA(StackTensorRNN):
         top = stack.read()[0]
         return dy.concatenate([top, -dy.sum_elems(top) + 1.0])
 
-    def initial_state(self, batch_size, tensors=None):
+    def initial_state(self, batch_size, tensors=None, start=None):
+        """s^0 (or `start`, (N,) x B: `stackparse.training.refinement`) and the empty stack."""
         if tensors is not None:
             self.state_tensors(None)
         stack = NeuralStack.empty(self.n_inputs)
-        return NSPDAState(self.start_vector(batch_size), self.read_vector(stack), stack, None)
+        s0 = self.start_vector(batch_size) if start is None else start
+        return NSPDAState(s0, self.read_vector(stack), stack, None)
 
-    def cell(self, state: NSPDAState, x: dy.Expression, ids=None):
-        s, A = self.controller(state, x)
+    def pack(self, state):
+        raise UserError("--grad rtrl and uoro need a state of fixed size: rnn2, nspda2 and nspda3 have one; "
+                        "nnpda's analog stack grows with the string (use --grad bptt or tbptt)")
+
+    def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):
+        s, A = self.controller(state, x, weights)
         a = dy.tanh(A)
         stack = state.stack.next(Signals(push=dy.rectify(a), pop=dy.rectify(-a), value=x))
         return NSPDAState(s, self.read_vector(stack), stack, a)

@@ -187,21 +187,32 @@ class StackTensorRNN(TensorRNN):
         """R, the read neurons, for an input alphabet of n_inputs symbols."""
         raise NotImplementedError
 
-    def weights(self) -> list[dy.Expression]:
-        """W^s, b^s, W^a, b^a as this step uses them (discretized at evaluation, see `weight`)."""
-        return [self.weight(p) for p in self.nspda.parameters]
+    def recurrent_parameters(self) -> list[dy.Parameters]:
+        """W^s, b^s, W^a, b^a (`weights` gives them as a step uses them: discretized at evaluation)."""
+        return self.nspda.parameters
 
     @property
     def quantize_states(self) -> bool:
         """Whether g quantizes now: in training as the settings say, at evaluation when `discrete`."""
         return self.config.quantize_states or (self.discrete and not self.training)
 
-    def controller(self, state: NSPDAState, x: dy.Expression) -> tuple[dy.Expression, dy.Expression]:
-        """Eq. 1-2: (s^t, A^t) from s^{t-1}, x^t and r^{t-1}."""
-        return self.nspda.state_and_action(state, x, self.weights(), self.quantize_states)
+    def controller(self, state: NSPDAState, x: dy.Expression, weights) -> tuple[dy.Expression, dy.Expression]:
+        """Eq. 1-2: (s^t, A^t) from s^{t-1}, x^t and r^{t-1}, with W^s, b^s, W^a, b^a = `weights`."""
+        return self.nspda.state_and_action(state, x, weights, self.quantize_states)
 
     def hidden(self, state):
         return outer([state.state, state.read])
+
+    def neurons(self, state: NSPDAState) -> dy.Expression:
+        return state.state
+
+    def pack(self, state: NSPDAState):
+        """[s; r], (N + R,) x B, and the stack (the action a^t is an output, not part of the recurrence)."""
+        return dy.concatenate([state.state, state.read]), state.stack
+
+    def unpack(self, vector, rest):
+        n = self.config.hidden
+        return NSPDAState(dy.pick_range(vector, 0, n), dy.pick_range(vector, n, n + self.read_neurons), rest, None)
 
     def state_tensors(self, state):
         raise UserError(f"{self.name}: its stack cannot be carried across a truncated-BPTT cut; use --bptt 0")
@@ -227,14 +238,17 @@ class NSPDA(StackTensorRNN):
         """e(top) for a batch of tops: (R,) x B, constant."""
         return dy.lookup_batch(self.read_codes, self.read_ids(tops), update=False)
 
-    def initial_state(self, batch_size, tensors=None):
+    def initial_state(self, batch_size, tensors=None, start=None):
+        """s^0 (or `start`, (N,) x B: `stackparse.training.refinement`), the stack holding the bottom
+        marker, and its read."""
         if tensors is not None:
             self.state_tensors(None)
         stack = DiscreteStack.empty(batch_size, (self.n_inputs,) if self.config.bottom else ())
-        return NSPDAState(self.start_vector(batch_size), self.onehots(stack.read()), stack, None)
+        s0 = self.start_vector(batch_size) if start is None else start
+        return NSPDAState(s0, self.onehots(stack.read()), stack, None)
 
-    def cell(self, state: NSPDAState, x: dy.Expression, ids):
-        return self.nspda.step(state, x, ids, self.onehots, self.weights(), self.quantize_states)
+    def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):
+        return self.nspda.step(state, x, ids, self.onehots, weights, self.quantize_states)
 
     def trace(self, state):
         """The action of the last step and the stack depth (first sequence of the batch)."""

@@ -14,8 +14,10 @@ flattened outer product of the factors, the first factor fastest (`outer`): colu
 for (state n, input k, read l). The N-column blocks W[:, block] are the transition sub-matrices
 W[:, :, k, l]: the unit the noise regularizer perturbs and the programming sets
 (`stackparse.training.noise`, `stackparse.models.programming`). `TensorRNN` is a model built on such
-tensors; its `cell` is a pure function of (state, input) so that other gradient methods (RTRL, UORO)
-can drive it step by step.
+tensors. Its `cell` and `response` are pure functions of the state, the input and the weights, so
+that one implementation of each model's equations serves its own `step` (the weights: its parameters)
+and the gradient methods that drive it step by step with the weights as inputs (RTRL, UORO:
+`gradient_cell`, `stackparse.training.gradients`).
 
 Choices the papers leave open, and why:
 - The response. Giles et al. read the answer off one state neuron at the end of the string. Here
@@ -29,12 +31,14 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
+from typing import Any
 
 import dynet as dy
 import numpy as np
 
 from stackparse.errors import UserError
 from stackparse.models.base import ModelConfig, SequenceModel, register
+from stackparse.training.gradients import Cell, MemoryCell
 
 
 def outer(factors: list[dy.Expression]) -> dy.Expression:
@@ -93,8 +97,10 @@ class TensorConfig(ModelConfig):
 class TensorRNN(SequenceModel):
     """A model whose recurrence is a product of higher order (see the module docstring).
 
-    Subclasses create their tensors with `add_tensor`, and say which ones are the transition
-    tensors the noise regularizer perturbs (`weight_tensors`).
+    Subclasses create their tensors with `add_tensor` (the transition tensors the noise regularizer
+    perturbs, `weight_tensors`), list the parameters of their recurrence (`recurrent_parameters`) and
+    write `cell` with the weights it is given. For the gradient methods, a state whose differentiable
+    part is not one vector says how it packs into one (`pack`, `unpack`).
     """
     Config = TensorConfig
 
@@ -127,11 +133,66 @@ class TensorRNN(SequenceModel):
         return dy.lookup_batch(self.start, [0] * batch_size, update=False)
 
     @abc.abstractmethod
-    def cell(self, state, x: dy.Expression, ids):
-        """One step as a function of (state, one-hot input x; the ids where a discrete memory needs them)."""
+    def recurrent_parameters(self) -> list[dy.Parameters]:
+        """The parameters of the recurrence, in the order `cell` takes their expressions."""
+
+    def weights(self) -> list[dy.Expression]:
+        """The recurrence's weights as this step uses them: `weight` of each recurrent parameter."""
+        return [self.weight(p) for p in self.recurrent_parameters()]
+
+    @abc.abstractmethod
+    def cell(self, state, x: dy.Expression, ids, weights: list[dy.Expression]):
+        """One step as a function of (state, one-hot input x; the ids where a discrete memory needs
+        them; the recurrence's weights, in the order of `recurrent_parameters`)."""
 
     def step(self, state, ids):
-        return self.cell(state, self.embed(ids), ids)
+        return self.cell(state, self.embed(ids), ids, self.weights())
+
+    def response(self, state, V: dy.Expression, c: dy.Expression) -> dy.Expression:
+        """The output scores V hidden(state) + c (`scores`), with the weights given: (n_outputs,) x B."""
+        return dy.affine_transform([c, V, self.hidden(state)])
+
+    def scores(self, state):
+        return self.response(state, self.V.expr(True), self.c.expr(True))
+
+    def neurons(self, state) -> dy.Expression:
+        """The state neurons s^t: (N,) x B (the state itself here)."""
+        return state
+
+    def pack(self, state) -> tuple[dy.Expression, Any]:
+        """The state as its differentiable part in one vector, (D,) x B, and the rest (a discrete
+        stack; None here: the state is one vector)."""
+        return state, None
+
+    def unpack(self, vector: dy.Expression, rest: Any):
+        """The inverse of `pack`."""
+        return vector
+
+    def gradient_cell(self) -> tuple[Cell, list[dy.Parameters]]:
+        """This model's step and loss as a cell for the gradient methods, over its trained parameters:
+        the recurrence's, then V and c. The step is `cell` and the loss -log softmax of `response`, the
+        code the model's own `step` and `scores` run, with the parameters' expressions as inputs.
+
+        The cell's x is one input symbol id, its y a target id; the part of the state that carries no
+        gradient (`pack`'s rest: the NSPDA's discrete stack) is its memory. (`linearise` runs the step
+        on a batch of identical copies of the state with one memory, a batch of one stack: the copies
+        take the same actions, and the stack follows them.)
+
+        Returns:
+            The cell and the parameters, in the order its functions receive them.
+        """
+        recurrent = len(self.recurrent_parameters())
+
+        def step(theta, vector, x, memory):
+            return self.pack(self.cell(self.unpack(vector, memory), self.embed([x]), [x], theta[:recurrent]))
+
+        def loss(theta, vector, y):
+            return dy.pickneglogsoftmax(self.response(self.unpack(vector, None), *theta[recurrent:]), y)
+
+        dy.renew_cg()
+        vector, memory = self.pack(self.initial_state(1))
+        cell = MemoryCell(step, loss, vector.npvalue().reshape(-1), memory)
+        return cell, [*self.recurrent_parameters(), self.V, self.c]
 
 
 @register
@@ -144,12 +205,23 @@ class SecondOrderRNN(TensorRNN):
         self.W = self.add_tensor("W", config.hidden, (config.hidden, n_inputs))
         self.b = self.pc.add_parameters((config.hidden,), init=0.0, name="b")
 
-    def initial_state(self, batch_size, tensors=None):
-        return tensors[0] if tensors is not None else self.start_vector(batch_size)
+    def initial_state(self, batch_size, tensors=None, start=None):
+        """s^0; or the state `tensors` holds; or `start`, (N,) x B (`stackparse.training.refinement`)."""
+        if tensors is not None:
+            return tensors[0]
+        return self.start_vector(batch_size) if start is None else start
 
-    def cell(self, state, x, ids=None):
+    def recurrent_parameters(self):
+        return [self.W, self.b]
+
+    def weights(self):
+        """W as `weight` makes it; b as it is (only the weight tensor is discretized at evaluation)."""
+        return [self.weight(self.W), self.b.expr(True)]
+
+    def cell(self, state, x, ids, weights):
         """Eq. 1: s^t = sigmoid(W (s^{t-1} (x) x^t) + b)."""
-        return dy.logistic(dy.affine_transform([self.b, self.weight(self.W), outer([state, x])]))
+        W, b = weights
+        return dy.logistic(dy.affine_transform([b, W, outer([state, x])]))
 
     def hidden(self, state):
         return state
