@@ -136,6 +136,10 @@ class TensorRNN(SequenceModel):
     def recurrent_parameters(self) -> list[dy.Parameters]:
         """The parameters of the recurrence, in the order `cell` takes their expressions."""
 
+    def trained_parameters(self) -> list[dy.Parameters]:
+        """Every parameter training changes: the recurrence's, then the response's V and c."""
+        return [*self.recurrent_parameters(), self.V, self.c]
+
     def weights(self) -> list[dy.Expression]:
         """The recurrence's weights as this step uses them: `weight` of each recurrent parameter."""
         return [self.weight(p) for p in self.recurrent_parameters()]
@@ -192,7 +196,7 @@ class TensorRNN(SequenceModel):
         dy.renew_cg()
         vector, memory = self.pack(self.initial_state(1))
         cell = MemoryCell(step, loss, vector.npvalue().reshape(-1), memory)
-        return cell, [*self.recurrent_parameters(), self.V, self.c]
+        return cell, self.trained_parameters()
 
 
 @register

@@ -21,6 +21,15 @@ Training options of the NSPDA paper (Mali, Ororbia & Giles), each a setting of `
   factor drawn uniformly in [1 - lr_noise, 1 + lr_noise]. (With SGD this is exactly a random
   learning rate around the trainer's; the logged training loss includes the factor, which is 1 on
   average. Adam, invariant to the scale of the loss, ignores it.)
+- the gradient algorithm (`grad`, the paper's comparison of learning algorithms): "tbptt" is the path
+  above (cut every `TrainConfig.bptt` steps, 0 = never), "bptt" the same with no cut whatever `bptt`
+  says, so the truncation is one setting, `TrainConfig.bptt`; "rtrl" and "uoro" compute each
+  sequence's gradient forward in time (`stackparse.training.gradients`) through the model's
+  `gradient_cell` (the higher-order models rnn2, nspda2, nspda3) and hand it to the trainer as a
+  `PrecomputedLoss`, one per minibatch, scaled like the BPTT loss (1 / the number of streams);
+  UORO's random signs come from the epoch's generator, so a resumed run is exact;
+- iterative refinement (`refine` K > 1, `stackparse.training.refinement`): each minibatch is read K
+  times, each pass starting from a state corrected by the previous pass's hint; the K losses are summed.
 """
 from __future__ import annotations
 
@@ -38,7 +47,9 @@ from stackparse.models.base import SequenceModel, detach, reattach
 from stackparse.models.second_order import TensorRNN
 from stackparse.tasks.base import Example, Protocol, Task, concatenate
 from stackparse.tasks.dataset import DatasetTask
+from stackparse.training.gradients import METHODS, GradientConfig, precomputed_loss, sequence_gradient
 from stackparse.training.noise import perturb
+from stackparse.training.refinement import HINTS, refined_losses
 from stackparse.training.rules import insert_rules
 from stackparse.training.trainer import TrainConfig
 
@@ -60,6 +71,12 @@ class SequenceDataConfig:
       the higher-order models' transition sub-matrices at every update; 0 = none.
     lr_noise: the stochastic learning rate: each update's step times a factor uniform in
       [1 - lr_noise, 1 + lr_noise]; 0 = none.
+    grad: the gradient algorithm, one of `stackparse.training.gradients.METHODS`: "tbptt" cuts every
+      `TrainConfig.bptt` steps (0 = never), "bptt" never cuts, "rtrl" and "uoro" run forward in time
+      (higher-order models; module docstring).
+    refine / refine_hint / refine_rate: iterative refinement, K passes over each minibatch (1 = off),
+      the hint that corrects each pass's start ("error" or "state") and its step size
+      (`stackparse.training.refinement`).
     """
     epoch_size: int = 2000
     stream_examples: int = 20
@@ -73,6 +90,10 @@ class SequenceDataConfig:
     noise: float = 0.0
     noise_share: float = 0.5
     lr_noise: float = 0.0
+    grad: str = "tbptt"
+    refine: int = 1
+    refine_hint: str = "error"
+    refine_rate: float = 1.0
 
     def validate(self) -> None:
         for name in ("epoch_size", "stream_examples", "validation_size"):
@@ -85,7 +106,12 @@ class SequenceDataConfig:
                   (self.rule_strength > 0, "--rule-strength must be positive"),
                   (self.noise >= 0, "--noise must be 0 (off) or positive"),
                   (0 < self.noise_share <= 1, "--noise-share must be in (0, 1]"),
-                  (0 <= self.lr_noise < 1, "--lr-noise must be in [0, 1)")]
+                  (0 <= self.lr_noise < 1, "--lr-noise must be in [0, 1)"),
+                  (self.grad in METHODS, f"--grad must be one of {', '.join(METHODS)} (got {self.grad!r})"),
+                  (self.refine >= 1, f"--refine must be at least 1 (1 = off; got {self.refine})"),
+                  (self.refine_hint in HINTS, f"--refine-hint must be one of {', '.join(HINTS)}"),
+                  (self.refine_rate > 0, "--refine-rate must be positive"),
+                  (self.refine == 1 or self.grad == "bptt", "--refine reads whole sequences: it needs --grad bptt")]
         for ok, message in checks:
             if not ok:
                 raise UserError(message)
@@ -140,13 +166,39 @@ def segment_losses(model: SequenceModel, batch: list[Example], bptt: int):
         for t in range(t0, min(t0 + cut, steps)):
             state = model.step(state, inputs[t])
             if mask[t].any():
-                nll = dy.pickneglogsoftmax_batch(model.scores(state), targets[t])
-                terms.append(nll if mask[t].all() else dy.cmult(nll, reattach([mask[t][None]])[0]))
+                terms.append(masked_nll(model.scores(state), targets[t], mask[t]))
         count = int(mask[t0:t0 + cut].sum())
         if terms:
             yield dy.sum_batches(dy.esum(terms)) / size, count
         if t0 + cut < steps:
             carried = detach(model.state_tensors(state))
+
+
+def masked_nll(scores: dy.Expression, targets: np.ndarray, mask: np.ndarray) -> dy.Expression:
+    """-log softmax(scores)[target] of each stream at one step, 0 where the step is not scored.
+
+    Args:
+        scores: (n_outputs,) x B. targets: B ids. mask: B weights, 1 = scored, 0 = not.
+    Returns:
+        (1,) x B.
+    """
+    nll = dy.pickneglogsoftmax_batch(scores, targets)
+    return nll if mask.all() else dy.cmult(nll, reattach([mask[None]])[0])
+
+
+def online_losses(model, batch: list[Example], config: GradientConfig, rng: np.random.Generator):
+    """The minibatch's loss and gradient by RTRL or UORO (`stackparse.training.gradients`), each stream
+    from the initial state through the model's `gradient_cell`, summed and divided by the number of
+    streams as `segment_losses` divides them. A generator, so that the gradient is computed when the
+    trainer asks for it (after the noise regularizer's perturbation).
+
+    Yields:
+        One (PrecomputedLoss, scored steps).
+    """
+    cell, params = model.gradient_cell()
+    results = [sequence_gradient(config, cell, params, e.inputs, [y if s else None for y, s in zip(e.targets, e.scored)],
+                                 rng) for e in batch]
+    yield precomputed_loss(params, results, 1 / len(batch)), sum(sum(e.scored) for e in batch)
 
 
 class SequenceObjective:
@@ -167,6 +219,12 @@ class SequenceObjective:
             insert_rules(task, model, data.insert_rules, data.rule_strength, np.random.default_rng([validation_seed, 3]))
         if data.noise > 0 and not isinstance(model, TensorRNN):
             raise UserError(f"--noise perturbs weight tensors: it needs a higher-order model, not {model.name}")
+        if data.grad in ("rtrl", "uoro") or data.refine > 1:
+            what = f"--grad {data.grad}" if data.refine == 1 else "--refine"
+            if not isinstance(model, TensorRNN):
+                raise UserError(f"{what} needs a higher-order model (rnn2, nspda2, nspda3), not {model.name}")
+            if data.refine == 1:
+                model.gradient_cell()             # a one-line error for a model whose state cannot be packed
         self.rng = np.random.default_rng([validation_seed, 4])
 
     def param_collection(self) -> dy.ParameterCollection:
@@ -197,7 +255,7 @@ class SequenceObjective:
         noise regularizer when it is on (the noise is taken off after the trainer's update), and
         scaled by the stochastic learning rate's factor when that is on."""
         self.model.training = True
-        segments = segment_losses(self.model, batch, self.train.bptt)
+        segments = self.segments(batch)
         while True:
             noise = perturb(self.model.weight_tensors(), self.data.noise, self.data.noise_share, self.rng) \
                 if self.data.noise > 0 else None
@@ -211,6 +269,15 @@ class SequenceObjective:
                 noise.remove()
             if item is None:
                 return
+
+    def segments(self, batch: list[Example]):
+        """(loss, scored steps) of each graph of `batch`, by the configured gradient algorithm."""
+        d = self.data
+        if d.grad in ("rtrl", "uoro"):
+            return online_losses(self.model, batch, GradientConfig(d.grad), self.rng)
+        if d.refine > 1:
+            return refined_losses(self.model, batch, d.refine, d.refine_hint, d.refine_rate)
+        return segment_losses(self.model, batch, self.train.bptt if d.grad == "tbptt" else 0)
 
     def validate(self) -> dict[str, float]:
         self.model.training = False

@@ -1,0 +1,140 @@
+"""Iterative refinement: the training loss of K passes over each string, each pass starting from a state
+corrected by a hint from the pass before (Mali, Ororbia & Giles, "The Neural State Pushdown Automata",
+§3, eq. 15-17, K = 4).
+
+The paper trains the NSPDA "with iterative refinement", a method it takes from Ororbia et al.'s
+earlier work, and gives its loss as eq. 15-17 with K = 4 passes and a "hint vector". We could not
+read those equations: the searchable copies of the paper (arXiv 1909.05233; IEEE TAI 1(3), 2020) held
+its abstract and introduction only, and the related papers it cites for the idea (Ororbia et al.,
+"Like a baby: visually situated neural language acquisition", ACL 2019; "Learning to adapt by
+minimizing discrepancy" and the Temporal Neural Coding Network) only their abstracts. What follows is
+therefore our reading, chosen to keep what the text around the equations says (K passes over one
+string, a hint passed from one pass to the next, one loss over the passes) and what Ororbia et al.'s
+refinement does elsewhere (a state estimate corrected K times by an error signal, each corrected
+estimate scored):
+
+    L_k = Σ_t m_t (-log p_k(y_t | x_1..t))         pass k from the start state s^0_k      (eq. 15)
+    s^0_1 = s^0,  s^0_k = correct(s^0_{k-1}, h_{k-1})                                   (eq. 16)
+    L = Σ_{k=1..K} L_k                                                                  (eq. 17)
+
+with two hint schemes (`HINTS`), β = `rate`:
+- "error": h_k = ∂L_k/∂s^0_k, the gradient of the pass's loss with respect to its start (the
+  discrepancy signal of Ororbia et al.'s error-driven state correction), and
+  s^0_{k+1} = clip(s^0_k - β h_k, 0, 1) (state neurons are in [0, 1]). The hint is a constant: the
+  trainer's gradient does not flow through it (as their learning does not backpropagate through the
+  correction). It costs K - 1 extra forward and backward passes, with the weights as constants so that
+  no parameter's gradient is touched.
+- "state": h_k = s^T_k, the state neurons each string ended pass k in (the pass's conclusion),
+  and s^0_{k+1} = (1 - β) s^0 + β h_k: the next pass reads the string again knowing where the
+  last one ended. All passes are in one graph: the gradient flows through the hint.
+
+The discrete stack restarts from its bottom marker in every pass (it is not part of the hint: the
+stack's content is a consequence of the string, which the next pass reads again). K = 1 is the plain
+loss exactly. Evaluation reads every string once from s^0: refinement is a training method.
+"""
+from __future__ import annotations
+
+import dynet as dy
+import numpy as np
+
+from stackparse.evaluation.sequence import pad
+from stackparse.models.base import reattach
+
+HINTS = ("error", "state")
+
+
+def refined_losses(model, batch, passes: int, hint: str, rate: float):
+    """Eq. 15-17 for one minibatch (module docstring).
+
+    Args:
+        model: a higher-order model (`stackparse.models.second_order.TensorRNN`).
+        batch: the minibatch's examples (streams from the initial state).
+        passes: K.
+        hint: "error" or "state".
+        rate: β.
+    Yields:
+        One (L / the number of streams, scored steps), built in a fresh graph: what
+        `stackparse.training.sequence.segment_losses` yields for full BPTT when K = 1.
+    """
+    inputs, targets, mask = pad(batch)
+    size = len(batch)
+    starts = error_hinted_starts(model, inputs, targets, mask, passes, rate) if hint == "error" else None
+    dy.renew_cg()
+    weights, V, c = model.weights(), model.V.expr(True), model.c.expr(True)
+    s0 = model.neurons(model.initial_state(size))
+    start, losses = None, []
+    for k in range(passes):
+        if starts is not None and k > 0:
+            start = reattach([starts[k]])[0]
+        states, loss = read_once(model, inputs, targets, mask, weights, V, c, start)
+        losses.append(loss)
+        if hint == "state":
+            start = s0 * (1 - rate) + last_neurons(model, states, [len(e) for e in batch]) * rate  # eq. 16
+    yield dy.esum(losses) / size, int(mask.sum())                                                 # eq. 17
+
+
+def read_once(model, inputs: np.ndarray, targets: np.ndarray, mask: np.ndarray, weights, V, c, start=None):
+    """One pass over a padded minibatch with the weights given (eq. 15).
+
+    Args:
+        model: a higher-order model.
+        inputs, targets, mask: (T, B), as `pad` makes them.
+        weights: the recurrence's weights (`model.cell`'s). V, c: the response's.
+        start: the state neurons to start from, (N,) x B; None: s^0.
+    Returns:
+        The state after every step, and the summed loss of the scored steps (a scalar).
+    """
+    from stackparse.training.sequence import masked_nll      # here: sequence.py imports this module
+    state = model.initial_state(inputs.shape[1], start=start)
+    states, terms = [], []
+    for t in range(inputs.shape[0]):
+        state = model.cell(state, model.embed(inputs[t]), inputs[t], weights)
+        states.append(state)
+        if mask[t].any():
+            terms.append(masked_nll(model.response(state, V, c), targets[t], mask[t]))
+    return states, dy.sum_batches(dy.esum(terms))
+
+
+def error_hinted_starts(model, inputs, targets, mask, passes: int, rate: float) -> list[np.ndarray]:
+    """The start states of the "error" scheme, s^0_1 .. s^0_K (eq. 16), each from the previous one's
+    gradient, computed in graphs of their own with the parameters entering as constants.
+
+    Returns:
+        K arrays (N, B).
+    """
+    size = inputs.shape[1]
+    dy.renew_cg()
+    starts = [_columns(model.neurons(model.initial_state(size)).npvalue(), size)]
+    values = [p.as_array() for p in (*model.recurrent_parameters(), model.V, model.c)]
+    for _ in range(passes - 1):
+        dy.renew_cg()
+        *weights, V, c = [dy.inputTensor(v) for v in values]
+        start = reattach([starts[-1]])[0]
+        _, loss = read_once(model, inputs, targets, mask, weights, V, c, start)
+        loss.backward(full=True)                     # full: the gradient reaches the constant start
+        gradient = _columns(start.gradient(), size)
+        starts.append(np.clip(starts[-1] - rate * gradient, 0.0, 1.0))
+    return starts
+
+
+def last_neurons(model, states: list, lengths: list[int]) -> dy.Expression:
+    """The state neurons of each stream at its own last step (a padded minibatch runs past it).
+
+    Args:
+        model: the model whose states these are.
+        states: the state after each step.
+        lengths: each stream's length.
+    Returns:
+        (N,) x B.
+    """
+    picks = []
+    for t, state in enumerate(states):
+        last = np.array([[1.0 if n - 1 == t else 0.0 for n in lengths]])        # (1, B): ends at t
+        if last.any():
+            picks.append(model.neurons(state) * reattach([last])[0])          # (N, 1) (1, 1) per stream
+    return dy.esum(picks)
+
+
+def _columns(value: np.ndarray, size: int) -> np.ndarray:
+    """A state value as (N, B) (DyNet drops a batch axis of 1)."""
+    return value.reshape(-1, size)
