@@ -14,7 +14,10 @@ import pytest
 
 import stackparse
 from stackparse.encoders import EncoderState, StackLSTMEncoderState
+from stackparse.encoders.nspda import BOTTOM
 from stackparse.errors import UserError
+from stackparse.memories.discrete_stack import EMPTY, Action, update
+from stackparse.models import get_model_class
 from tests.encoder_user_model import Tagger, train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,6 +29,7 @@ ENCODERS = {                                  # small options, so that every tes
     "NeuralStackEncoder": {"memory_size": 4},
     "NeuralQueueEncoder": {"memory_size": 4},
     "NeuralDequeEncoder": {"memory_size": 3, "layers": 2},
+    "NSPDAEncoder": {},                       # third order: W^s is (8, 8 * 4 * 6)
 }
 MEMORY_SHAPES = {                             # the memory after T inputs, batch B
     "StackRNNEncoder": lambda m, B: (m.content.dim(), ((2 + T, 3), B)),            # k rows, one more per step
@@ -34,6 +38,7 @@ MEMORY_SHAPES = {                             # the memory after T inputs, batch
     "NeuralQueueEncoder": lambda m, B: (m.values.dim(), ((4, T), B)),
     "NeuralDequeEncoder": lambda m, B: (m.values.dim(), ((3, 2 * T), B)),          # two columns per step
     "StackLSTMEncoder": lambda m, B: (len(m), T),                                  # T pushes
+    "NSPDAEncoder": lambda m, B: ((m.batch_size, max(m.depths()) <= T + 1), (B, True)),  # marker + <= T pushes
 }
 
 
@@ -178,6 +183,10 @@ def test_memory_options_are_checked_too():
         build("StackRNNEncoder", stacks=0)
     with pytest.raises(UserError, match=r"^NeuralDequeEncoder: memory_size must be an integer >= 1"):
         build("NeuralDequeEncoder", memory_size=0)
+    with pytest.raises(UserError, match=r"^NSPDAEncoder: order must be 2 or 3 \(got 4\)$"):
+        build("NSPDAEncoder", order=4)
+    with pytest.raises(UserError, match=r"^NSPDAEncoder: init_scale must be positive \(got 0\)$"):
+        build("NSPDAEncoder", init_scale=0)
 
 
 def test_defaults_are_the_documented_ones():
@@ -188,6 +197,72 @@ def test_defaults_are_the_documented_ones():
     assert vars(stackparse.NeuralDequeEncoder(pc, 3, 5).spec) == dict(
         input_dim=3, hidden_dim=5, memory_size=5, layers=1, pop_bias=-1.0)
     assert stackparse.StackLSTMEncoder(pc, 3, 5).spec.layers == 1
+    assert vars(stackparse.NSPDAEncoder(pc, 3, 5).spec) == dict(
+        input_dim=3, hidden_dim=5, order=3, bottom=True, quantize_states=True, init_scale=0.5)
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_the_nspda_encoder_on_one_hot_inputs_is_the_nspda_model(rng, order):
+    """With a model's weights and the one-hot symbols as inputs, the encoder computes the model's states,
+    reads and actions exactly, and its stacks hold the positions of the symbols the model's stacks hold."""
+    symbols, batch = 3, 4
+    cls = get_model_class(f"nspda{order}")
+    model = cls(dy.ParameterCollection(), cls.Config(hidden=5, init_scale=2.0), symbols, 2)
+    model.training = True                                  # weights as they are, as the encoder uses them
+    encoder = stackparse.NSPDAEncoder(dy.ParameterCollection(), symbols, 5, order=order)
+    for theirs, ours in zip(model.nspda.parameters, encoder.controller.parameters):
+        ours.set_value(theirs.as_array())
+    ids = rng.integers(0, symbols, size=(12, batch))
+    expected, state, actions = model.initial_state(batch), encoder.initial_state(batch), set()
+    for row in ids:
+        expected, state = model.step(expected, row), state.add_input(model.embed(row))
+        assert np.array_equal(state.output().npvalue(), expected.state.npvalue())
+        assert np.array_equal(state.controller_state.read.npvalue(), expected.read.npvalue())
+        assert np.array_equal(state.controller_state.action.npvalue(), expected.action.npvalue())
+        pushed = [tuple(symbols if p == BOTTOM else ids[p, b] for p in stack) for b, stack in
+                  enumerate(state.memory.stacks)]
+        assert pushed == list(expected.stack.stacks)
+        actions |= set(expected.action.npvalue().reshape(-1))
+    assert actions == {-1.0, 0.0, 1.0}                     # every action was taken: the test means something
+
+
+@pytest.mark.parametrize("bottom", [True, False])
+def test_the_nspda_encoder_pushes_its_inputs_and_reads_the_top(rng, bottom):
+    values = rng.normal(size=(8, IN, 2))
+    encoder = build("NSPDAEncoder", order=2, bottom=bottom, init_scale=2.0)
+    state = encoder.initial_state(2)
+    assert state.memory.stacks == (((BOTTOM,),) * 2 if bottom else ((), ()))
+    for t, x in enumerate(inputs(values)):
+        before, state = state.memory, state.add_input(x)
+        actions = array(state.controller_state.action)[0]
+        assert set(actions) <= {-1.0, 0.0, 1.0} and set(np.unique(array(state.output()))) <= {0.0, 1.0}
+        assert state.memory.stacks == tuple(update(s, Action(int(a)), t) for s, a in zip(before.stacks, actions))
+        read = array(state.controller_state.read)                                   # (IN + 2, B)
+        for b, top in enumerate(state.memory.read()):
+            code = np.zeros(IN + 2)
+            if top >= 0:
+                code[:IN] = values[top, :, b]
+            else:
+                code[IN if top == BOTTOM else IN + 1] = 1.0
+            np.testing.assert_allclose(read[:, b], code, rtol=1e-6)
+
+
+def test_the_nspda_encoder_trains_its_action_tensor_and_the_pushed_inputs_through_the_read(rng):
+    pc = dy.ParameterCollection()
+    encoder = stackparse.NSPDAEncoder(pc, IN, HIDDEN, init_scale=2.0)
+    encoder.controller.ba.set_value([1.0])                         # mostly PUSH: inputs are on top to be read
+    xs = [pc.add_parameters((IN,), init=dy.NumpyInitializer(x)) for x in rng.normal(size=(T, IN))]
+    states = encoder.initial_state().add_inputs([x.expr(True) for x in xs])
+    # The reads alone: their gradient reaches W^a through eq. 6 and the inputs through e(.).
+    weights = dy.inputVector(rng.normal(size=IN + 2))
+    loss = dy.esum([dy.dot_product(weights, s.controller_state.read) for s in states])
+    loss.value()
+    loss.backward()
+    assert np.abs(encoder.controller.Wa.grad_as_array()).sum() > 0
+    read_inputs = {top for s in states for top in s.memory.read() if top >= 0}
+    assert read_inputs and all(np.abs(xs[p].grad_as_array()).sum() > 0 for p in read_inputs)
+    continuous = stackparse.NSPDAEncoder(pc, IN, HIDDEN, quantize_states=False).initial_state()
+    assert 0 < array(continuous.add_input(xs[0].expr(True)).output()).min()      # sigmoid states
 
 
 def public_api():

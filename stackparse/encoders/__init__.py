@@ -7,13 +7,14 @@ family's sequence models (`stackparse.models`) drive too:
     joulin_mikolov  StackRNNEncoder, ListRNNEncoder           (Joulin & Mikolov 2015)
     grefenstette    NeuralStackEncoder, NeuralQueueEncoder,   (Grefenstette et al. 2015)
                     NeuralDequeEncoder
-The NSPDA encoder (issue 8) joins them as its own module once the NSPDA model exists.
+    nspda           NSPDAEncoder                              (Mali, Ororbia & Giles 2019)
 Documentation with runnable examples: docs/encoders.md.
 """
 from stackparse.encoders.base import Encoder, EncoderState
 from stackparse.encoders.grefenstette import NeuralDequeEncoder, NeuralQueueEncoder, NeuralStackEncoder
 from stackparse.encoders.joulin_mikolov import ListRNNEncoder, StackRNNEncoder
+from stackparse.encoders.nspda import NSPDAEncoder
 from stackparse.encoders.stack_lstm import StackLSTMEncoder, StackLSTMEncoderState
 
-__all__ = ["Encoder", "EncoderState", "ListRNNEncoder", "NeuralDequeEncoder", "NeuralQueueEncoder",
+__all__ = ["Encoder", "EncoderState", "ListRNNEncoder", "NSPDAEncoder", "NeuralDequeEncoder", "NeuralQueueEncoder",
            "NeuralStackEncoder", "StackLSTMEncoder", "StackLSTMEncoderState", "StackRNNEncoder"]
