@@ -13,6 +13,7 @@ import click
 from parsers.api import PARSER_TRAINING
 from parsers.model import ParserConfig
 from stackparse.errors import UserError
+from stackparse.training.gradients import METHODS
 from stackparse.training.sequence import SequenceDataConfig
 from stackparse.training.trainer import TrainConfig
 
@@ -135,6 +136,13 @@ def _field_help(name: str) -> str:
         "sub-matrix's size, 0 = off",
         "noise_share": "share of the transition sub-matrices perturbed at each update",
         "lr_noise": "stochastic learning rate: each step times a factor uniform in [1-x, 1+x], 0 = off",
+        "grad": "gradient algorithm: tbptt (cut every --bptt steps, 0 = never), bptt (never cut), rtrl or "
+        "uoro (forward in time; rnn2, nspda2, nspda3)",
+        "refine": "iterative refinement (NSPDA eq. 15-17): K passes over each minibatch, losses summed; "
+        "1 = off; needs --grad bptt and a higher-order model",
+        "refine_hint": "refinement's hint: error (each pass starts from the last start moved against its "
+        "loss gradient) or state (from where the last pass ended)",
+        "refine_rate": "refinement's step size toward the hint",
     }.get(name, name.replace("_", " "))
 
 
@@ -298,17 +306,26 @@ def inspect_command(run_dir, n, seed):
 @click.option("--batch-sizes", default="1,2,4,8,16,32", show_default=True, help="comma-separated batch sizes")
 @click.option("--seconds", type=click.FloatRange(min=1), default=20, show_default=True,
               help="training time measured per batch size")
-def speed(task, model_name, batch_sizes, seconds):
-    """Training speed of MODEL (default settings) on TASK: characters per second, by batch size."""
+@click.option("--grad", default="tbptt", show_default=True,
+              help="gradient algorithms, comma-separated: " + ", ".join(METHODS) + " (see train --grad)")
+@click.option("--hidden", type=click.IntRange(min=1), default=None, help="hidden units (default: the model's)")
+def speed(task, model_name, batch_sizes, seconds, grad, hidden):
+    """Training speed of MODEL (default settings) on TASK: characters per second, by batch size and
+    gradient algorithm."""
     from stackparse.benchmarks.speed import training_speed
     try:
         sizes = [int(b) for b in batch_sizes.split(",")]
     except ValueError:
         raise UserError(f"--batch-sizes must be integers separated by commas (got {batch_sizes!r})") from None
-    click.echo("| batch size | characters | seconds | characters/s |\n|---|---|---|---|")
-    for size in sizes:
-        s = training_speed(task, model_name, {}, size, seconds)
-        click.echo(f"| {s.batch_size} | {s.chars} | {s.seconds:.1f} | {s.chars_per_s:.0f} |")
+    methods = grad.split(",")
+    for method in methods:
+        SequenceDataConfig(grad=method).validate()
+    model_config = {} if hidden is None else {"hidden": hidden}
+    click.echo("| grad | batch size | characters | seconds | characters/s |\n|---|---|---|---|---|")
+    for method in methods:
+        for size in sizes:
+            s = training_speed(task, model_name, model_config, size, seconds, data=SequenceDataConfig(grad=method))
+            click.echo(f"| {method} | {s.batch_size} | {s.chars} | {s.seconds:.1f} | {s.chars_per_s:.0f} |")
 
 
 # ---- dependency parsing --------------------------------------------------------------------------

@@ -7,6 +7,7 @@ for a fixed wall time per batch size.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -31,14 +32,16 @@ class Speed:
 
 
 def training_speed(task: str, model: str, model_config: dict, batch_size: int, seconds: float = 20.0,
-                   seed: int = 1) -> Speed:
-    """Train for about `seconds` (whole minibatches) and count the characters processed."""
+                   seed: int = 1, data: SequenceDataConfig | None = None) -> Speed:
+    """Train for about `seconds` (whole minibatches) and count the characters processed; `data` holds
+    the objective's training options (e.g. `grad`, the gradient algorithm; default: the defaults)."""
     task_obj, train = get_task(task), TrainConfig(batch_size=batch_size, seed=seed)
     dy.reset_random_seed(seed)
     pc = dy.ParameterCollection()
     net = get_model_class(model)(pc, get_model_class(model).Config(**model_config), len(task_obj.symbols),
                                  len(task_obj.outputs))
-    objective = SequenceObjective(task_obj, net, pc, train, SequenceDataConfig(validation_size=1), seed)
+    data = dataclasses.replace(data or SequenceDataConfig(), validation_size=1)
+    objective = SequenceObjective(task_obj, net, pc, train, data, seed)
     optimizer = OPTIMIZERS[train.optimizer](pc, train.lr)
     optimizer.set_clip_threshold(train.clip)
     rng, last_stage = np.random.default_rng(seed), task_obj.protocol.train_n[1]
