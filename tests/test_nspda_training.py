@@ -135,3 +135,36 @@ def test_refinement_sums_k_passes_and_backpropagates(model_name, hint):
 def test_refinement_trains_through_the_trainer(tmp_path):
     objective = trained(tmp_path, "nspda2", "bptt", refine=2, refine_hint="error")
     assert dataclasses.asdict(objective.data)["refine"] == 2
+
+
+# ---- the command line -------------------------------------------------------------------------------
+
+def cli_run(*args, ok=True):
+    from click.testing import CliRunner
+    import cli
+    result = CliRunner().invoke(cli.main, [str(a) for a in args])
+    assert (result.exit_code == 0) == ok, result.output
+    assert "Traceback" not in result.output
+    return result.output
+
+
+def test_train_with_rtrl_from_the_command_line(tmp_path):
+    import json
+    tiny = ["--epochs", "1", "--epoch-size", "8", "--hidden", "2", "--quiet"]
+    cli_run("train", "pda-anbn", "--model", "nspda2", "--grad", "rtrl", "--out", tmp_path / "r", *tiny)
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["data"]["grad"] == "rtrl"
+    assert "needs --grad bptt" in cli_run("train", "pda-anbn", "--model", "rnn2", "--refine", "2",
+                                          "--out", tmp_path / "f", *tiny, ok=False)
+    assert "--grad must be one of" in cli_run("train", "pda-anbn", "--model", "rnn2", "--grad", "x",
+                                              "--out", tmp_path / "a", *tiny, ok=False)
+    assert "nnpda's analog stack" in cli_run("train", "pda-anbn", "--model", "nnpda", "--grad", "uoro",
+                                             "--out", tmp_path / "b", *tiny, ok=False)
+    assert "needs a higher-order model" in cli_run("train", "pda-anbn", "--model", "lstm", "--grad", "rtrl",
+                                                   "--out", tmp_path / "c", *tiny, ok=False)
+
+
+def test_speed_by_gradient_algorithm():
+    out = cli_run("speed", "pda-anbn", "--model", "nspda2", "--hidden", "2", "--batch-sizes", "1",
+                  "--seconds", "1", "--grad", "bptt,uoro")
+    assert "| bptt | 1 |" in out and "| uoro | 1 |" in out
+    assert "--grad must be one of" in cli_run("speed", "--grad", "sgd", ok=False)
