@@ -81,6 +81,8 @@ ENCODERS: dict[str, Callable | None] = {
     "neural-stack": stackparse.NeuralStackEncoder,
     "neural-queue": stackparse.NeuralQueueEncoder,
     "neural-deque": stackparse.NeuralDequeEncoder,
+    # The 3rd-order default has N * N * I * (I + 2) state weights: 68 million for these widths.
+    "nspda": functools.partial(stackparse.NSPDAEncoder, order=2),
 }
 
 SHAPES = ("lower", "capitalised", "capitals", "digits", "punctuation", "mixed")
