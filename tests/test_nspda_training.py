@@ -168,3 +168,13 @@ def test_speed_by_gradient_algorithm():
                   "--seconds", "1", "--grad", "bptt,uoro")
     assert "| bptt | 1 |" in out and "| uoro | 1 |" in out
     assert "--grad must be one of" in cli_run("speed", "--grad", "sgd", ok=False)
+
+
+@pytest.mark.parametrize("hint", ["error", "state"])
+def test_the_hint_changes_the_later_passes(hint):
+    """A second pass from the corrected start has another loss than the first (a large rate: the
+    gradient reaching s^0 of an untrained model through a string is small)."""
+    _, _, [(one, _)] = refinement_loss("rnn2", 1, hint)
+    single = one.value()
+    _, _, [(two, _)] = refinement_loss("rnn2", 2, hint, rate=1e4 if hint == "error" else 1.0)
+    assert abs(two.value() - 2 * single) > 1e-6
