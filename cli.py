@@ -146,6 +146,17 @@ def _field_help(name: str) -> str:
     }.get(name, name.replace("_", " "))
 
 
+def _model_settings(model_name: str, model_cls, options: dict):
+    """The model's settings from the options given; an option of another model is a user error."""
+    model_config = _settings(model_cls.Config, options)
+    foreign = {k for c in _model_configs() for k in (f.name for f in dataclasses.fields(c))
+               if options.get(k) is not None}
+    if foreign:
+        names = ", ".join("--" + k.replace("_", "-") for k in sorted(foreign))
+        raise UserError(f"model {model_name!r} takes no option {names}")
+    return model_config
+
+
 def _settings(cls, options: dict, base=None):
     """The dataclass `cls` with the options the user gave (None = keep the default)."""
     given = {f.name: options.pop(f.name) for f in dataclasses.fields(cls) if f.name in options}
@@ -178,12 +189,7 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
     from stackparse.tasks import get_task
 
     task_obj, model_cls = get_task(task), get_model_class(model_name)
-    model_config = _settings(model_cls.Config, options)
-    foreign = {k for c in _model_configs() for k in (f.name for f in dataclasses.fields(c))
-               if options.get(k) is not None}
-    if foreign:
-        names = ", ".join("--" + k.replace("_", "-") for k in sorted(foreign))
-        raise UserError(f"model {model_name!r} takes no option {names}")
+    model_config = _model_settings(model_name, model_cls, options)
     train_base, data_base = default_settings(task)
     train_config = _settings(TrainConfig, options, base=train_base)
     data_config = _settings(SequenceDataConfig, options, base=data_base)
@@ -308,11 +314,12 @@ def inspect_command(run_dir, n, seed):
               help="training time measured per batch size")
 @click.option("--grad", default="tbptt", show_default=True,
               help="gradient algorithms, comma-separated: " + ", ".join(METHODS) + " (see train --grad)")
-@click.option("--hidden", type=click.IntRange(min=1), default=None, help="hidden units (default: the model's)")
-def speed(task, model_name, batch_sizes, seconds, grad, hidden):
-    """Training speed of MODEL (default settings) on TASK: characters per second, by batch size and
-    gradient algorithm."""
+@_fields_as_options(*(c() for c in _model_configs()))
+def speed(task, model_name, batch_sizes, seconds, grad, **options):
+    """Training speed of MODEL on TASK (the model's settings: its defaults, or the options given):
+    characters per second, by batch size and gradient algorithm."""
     from stackparse.benchmarks.speed import training_speed
+    from stackparse.models import get_model_class
     try:
         sizes = [int(b) for b in batch_sizes.split(",")]
     except ValueError:
@@ -320,7 +327,7 @@ def speed(task, model_name, batch_sizes, seconds, grad, hidden):
     methods = grad.split(",")
     for method in methods:
         SequenceDataConfig(grad=method).validate()
-    model_config = {} if hidden is None else {"hidden": hidden}
+    model_config = dataclasses.asdict(_model_settings(model_name, get_model_class(model_name), options))
     click.echo("| grad | batch size | characters | seconds | characters/s |\n|---|---|---|---|---|")
     for method in methods:
         for size in sizes:
