@@ -2,14 +2,13 @@
 import json
 
 import pytest
-from click.testing import CliRunner
 
-import cli
 from stackparse.benchmarks import suites
 from stackparse.models import MODELS
 from stackparse.tasks import TASKS
 from stackparse.training import TrainConfig
 from stackparse.training.sequence import SequenceDataConfig
+from tests.cli_runner import run
 from tests.parsers_fixtures import SHARED_CORPORA, SMALL_CONLLU, ewt, write
 from parsers.conllu_io import write_conllu
 
@@ -18,13 +17,6 @@ TINY_PARSER = ["--epochs", "1", "--batch-size", "8", "--word-dim", "8", "--upos-
                "--token-dim", "8", "--context-layers", "1", "--context-dim", "4", "--lstm-dim", "8",
                "--lstm-layers", "1", "--state-dim", "8",
                "--action-dim", "4", "--rel-dim", "4"]
-
-
-def run(*args, ok=True):
-    result = CliRunner().invoke(cli.main, [str(a) for a in args])
-    assert (result.exit_code == 0) == ok, result.output
-    assert "Traceback" not in result.output
-    return result.output
 
 
 def test_transduction_tasks_train_with_their_own_defaults_which_options_override(tmp_path):

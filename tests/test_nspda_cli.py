@@ -1,18 +1,9 @@
 """The NSPDA's CLI paths (issue 6): `program`, `train` on a grammar task, and their one-line errors."""
 import json
 
-from click.testing import CliRunner
-
-import cli
+from tests.cli_runner import run
 
 TINY = ["--epochs", "1", "--epoch-size", "20", "--hidden", "3", "--quiet"]
-
-
-def run(*args, ok=True):
-    result = CliRunner().invoke(cli.main, [str(a) for a in args])
-    assert (result.exit_code == 0) == ok, result.output
-    assert "Traceback" not in result.output
-    return result.output
 
 
 def test_grammar_tasks_and_models_are_listed():

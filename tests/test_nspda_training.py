@@ -17,6 +17,7 @@ from stackparse.training import TrainConfig, Trainer
 from stackparse.training.gradients import bptt, rtrl
 from stackparse.training.refinement import refined_losses
 from stackparse.training.sequence import SequenceDataConfig, SequenceObjective, segment_losses
+from tests.cli_runner import run as cli_run
 
 TINY = {"train": Split(12, 12, (1, 9)), "validation": Split(4, 4, (1, 9)), "test": Split(4, 4, (1, 9))}
 
@@ -138,15 +139,6 @@ def test_refinement_trains_through_the_trainer(tmp_path):
 
 
 # ---- the command line -------------------------------------------------------------------------------
-
-def cli_run(*args, ok=True):
-    from click.testing import CliRunner
-    import cli
-    result = CliRunner().invoke(cli.main, [str(a) for a in args])
-    assert (result.exit_code == 0) == ok, result.output
-    assert "Traceback" not in result.output
-    return result.output
-
 
 def test_train_with_rtrl_from_the_command_line(tmp_path):
     import json

@@ -1,0 +1,12 @@
+"""Running the command line as a user would, in-process through click, for the tests of every command."""
+from click.testing import CliRunner
+
+import cli
+
+
+def run(*args, ok=True) -> str:
+    """The output of `python cli.py ARGS...`; asserts the exit status (0 when `ok`) and no traceback."""
+    result = CliRunner().invoke(cli.main, [str(a) for a in args])
+    assert (result.exit_code == 0) == ok, result.output
+    assert "Traceback" not in result.output
+    return result.output
