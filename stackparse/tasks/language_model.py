@@ -34,7 +34,7 @@ from stackparse.errors import UserError
 from stackparse.models import get_model_class
 from stackparse.tasks.base import Example
 from stackparse.training import TrainConfig, Trainer
-from stackparse.training.sequence import SequenceObjective, segment_losses
+from stackparse.training.sequence import SequenceDataConfig, SequenceObjective, segment_losses
 
 UNK, EOS = "<unk>", "<eos>"
 SPLITS = ("train", "dev", "test")
@@ -99,6 +99,7 @@ class LanguageModelObjective(SequenceObjective):
 
     def __init__(self, corpus: TreebankCorpus, model, pc: dy.ParameterCollection, train: TrainConfig):
         self.corpus, self.model, self.pc, self.train = corpus, model, pc, train
+        self.data = SequenceDataConfig()      # the plain path: truncated BPTT, no noise, no refinement
 
     def batches(self, epoch: int, rng: np.random.Generator) -> list[list[Example]]:
         self.model.start_epoch(epoch)
