@@ -18,6 +18,7 @@ from stackparse.errors import UserError
 from stackparse.evaluation.sequence import evaluate_sizes
 from stackparse.models import get_model_class
 from stackparse.tasks import get_task
+from stackparse.tasks.dataset import DatasetTask
 from stackparse.training import TrainConfig, Trainer
 from stackparse.training.sequence import SequenceDataConfig, SequenceObjective
 
@@ -41,6 +42,9 @@ class ExperimentConfig:
         self.model_settings().validate()
         self.train.validate()
         self.data.validate()
+        if isinstance(task, DatasetTask) and self.test_n is not None:
+            raise UserError(f"{task.name} is tested on its fixed splits ({', '.join(task.test_splits)}): "
+                            f"a test range does not apply")
         lo, hi = self.test_n or task.protocol.test_n
         if lo < 1 or hi < lo:
             raise UserError(f"test range {lo}..{hi} is empty or not positive")

@@ -45,3 +45,4 @@ def test_train_bad_grammar_options_are_one_line(tmp_path):
                                          "--out", tmp_path / "c", *TINY, ok=False)
     assert "a test range does not apply" in run("train", "pda-anbn", "--model", "rnn2", "--test-max-n", "80",
                                                 "--out", tmp_path / "d", *TINY, ok=False)
+    assert not (tmp_path / "d").exists()            # refused before any training
