@@ -1,5 +1,6 @@
 """The transduction benchmark: the suite against the paper's Table 3, and reports with more than one
 metric (coarse and fine, test and training lengths) from the same runs."""
+import pytest
 from click.testing import CliRunner
 
 import cli
@@ -30,3 +31,10 @@ def test_bench_reports_every_metric_beside_the_paper(tmp_path, monkeypatch):
     report = (tmp_path / "report.md").read_text()
     assert "metric: fine_accuracy" in report and "metric: validation.val_fine_accuracy" in report
     assert report.count("| copy |") == 3 and "| 1.00 |" in report      # the paper's queue on copy: 1.00
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in suites.SUITES.items() if s.kind == "sequence"))
+def test_every_suite_job_is_a_valid_experiment(name):
+    from stackparse.benchmarks.runner import experiment_config
+    for job in suites.get_suite(name).jobs(1):
+        experiment_config(job).validate()

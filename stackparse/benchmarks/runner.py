@@ -39,9 +39,21 @@ def run_job(job: Job, out: Path) -> dict:
 
 
 def _run(job: Job, run_dir: Path) -> tuple[dict, dict]:
-    """(settings, metrics) of one job, by its kind: the task's default training, then the suite's
-    overrides, then the column's settings."""
-    from stackparse.experiments import ExperimentConfig, default_settings, run_experiment
+    """(settings, metrics) of one job, by its kind."""
+    if job.kind == "language-model":
+        from stackparse.tasks.language_model import run_language_model
+        model_config, train, _, _ = job_settings(job)
+        metrics = run_language_model(job.model, model_config, train, run_dir, progress=False)
+        return json.loads((run_dir / "config.json").read_text()), metrics
+    from stackparse.experiments import run_experiment
+    config = experiment_config(job)
+    return to_dict(config), run_experiment(config, run_dir, progress=False)
+
+
+def job_settings(job: Job) -> tuple[dict, "TrainConfig", "SequenceDataConfig", dict]:
+    """(model settings, trainer settings, data settings, other ExperimentConfig fields) of a job: the
+    task's default training, then the suite's overrides, then the column's settings."""
+    from stackparse.experiments import default_settings
     from stackparse.models import get_model_class
     from stackparse.training import TrainConfig
     from stackparse.training.sequence import SequenceDataConfig
@@ -53,12 +65,14 @@ def _run(job: Job, run_dir: Path) -> tuple[dict, dict]:
     base_train, base_data = (TrainConfig(), SequenceDataConfig()) if language_model else default_settings(job.task)
     train = dataclasses.replace(settings.pop("train", base_train), seed=job.seed, **job.train_settings)
     data = dataclasses.replace(settings.pop("data", base_data), **job.data_settings)
-    if language_model:
-        from stackparse.tasks.language_model import run_language_model
-        metrics = run_language_model(job.model, model_config, train, run_dir, progress=False)
-        return json.loads((run_dir / "config.json").read_text()), metrics
-    config = ExperimentConfig(job.task, job.model, model_config, train, data, **settings)
-    return to_dict(config), run_experiment(config, run_dir, progress=False)
+    return model_config, train, data, settings
+
+
+def experiment_config(job: Job):
+    """The ExperimentConfig a sequence job runs (see `job_settings`)."""
+    from stackparse.experiments import ExperimentConfig
+    model_config, train, data, settings = job_settings(job)
+    return ExperimentConfig(job.task, job.model, model_config, train, data, **settings)
 
 
 def _version(package: str) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from stackparse.benchmarks.published import JOULIN_MIKOLOV_TABLE2, JOULIN_MIKOLOV_TABLE4, grefenstette_table3
 from stackparse.errors import unknown_name
+from stackparse.training.sequence import SequenceDataConfig
 from stackparse.training.trainer import TrainConfig
 
 
@@ -81,6 +82,7 @@ class Suite:
 
 
 COUNTING = ("anbn", "anbncn", "anbncndn", "anb2n", "anbmcnm")
+GRAMMARS = ("pda-palindrome", "pda-anbn", "pda-anbncbmam", "pda-anmbncm", "pda-dyck2")
 TABLE2 = "Joulin & Mikolov 2015, Table 2"
 # The Stack and List RNNs: online (batch size 1) as in the paper, 20 epochs (the curriculum reaches
 # n = 19 at epoch 16) rather than the default 40, to fit this machine's time budget.
@@ -124,6 +126,21 @@ SUITES = {s.name: s for s in [
           # loss averaged over the streams, as usual for batched word-level LMs; at most 5 epochs and
           # 4 minutes of training per model, to fit this machine's time budget.
           overrides={"train": TrainConfig(batch_size=32, lr=1.0, clip=5.0, epochs=5, max_minutes=4.0)}),
+    # Trained NSPDAs (Mali et al., Table 4's setting: rule insertion and the noise regulariser): half of
+    # each PDA's rules written in (H = 8) as hints, noise 0.05 on half the sub-matrices, SGD at 0.5 for
+    # 3 epochs of the 4,000 training strings (lengths 1..21), full BPTT; error on the test strings up to
+    # length 60 and on the long tests. State neurons: enough for every language's programmed automaton
+    # (nspda2: one per rule, at most 27; nspda3: one per PDA state, at most 6). The paper's numbers
+    # could not be read here, so the table has none beside ours.
+    Suite("nspda-trained",
+          "Mali, Ororbia & Giles, the NSPDA trained from half of each PDA's rules, with the noise regulariser; "
+          "percent of test strings (lengths 1..60) misclassified",
+          GRAMMARS,
+          (Column("nspda2", "nspda2", {"hidden": 32}), Column("nspda3", "nspda3", {"hidden": 8})),
+          {}, metric="error_by_split.test", paper="Mali et al., Table 4 (not available here)",
+          more_metrics=(("error_by_split.test-480", {}), ("error_by_split.test-960", {})),
+          overrides={"train": TrainConfig(lr=0.5, epochs=3, bptt=0),
+                     "data": SequenceDataConfig(insert_rules=0.5, noise=0.05)}),
     Suite("transduction",
           "Grefenstette et al. 2015, Table 3: copy, reversal, bigram flipping, SVO to SOV, gender conjugation; "
           "2-layer LSTM and Stack-, Queue-, DeQue-LSTMs, 64 units; coarse accuracy on lengths 65-128",
