@@ -47,7 +47,7 @@ def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
     """One row per task; per column: ours (mean ± std, best over seeds) and the paper's number."""
     header = ["task"] + [c for m in suite.labels for c in (f"{m} (ours)", f"{m} ({suite.paper or 'paper'})")]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    best = min if (metric or suite.metric).endswith("perplexity") else max
+    best = min if any(word in (metric or suite.metric) for word in ("perplexity", "error")) else max   # lower is better
     d = suite.decimals
     for task, row in table.items():
         cells = [task]
