@@ -129,3 +129,22 @@ def is_projective(heads: Sequence[int]) -> bool:
         ValueError: the heads do not form a tree.
     """
     return projective_order(heads) == list(range(1, len(heads)))
+
+
+def nonprojective_arcs(heads: Sequence[int]) -> list[int]:
+    """The dependents whose arc is non-projective: some word between head and dependent is not
+    dominated by the head (Nivre 2009's definition; a projective-only system cannot build these).
+
+    Args:
+        heads: a complete tree: every word's head in 0..n, no cycle, `heads[0] == -1`.
+
+    Returns:
+        The dependents d (1..n) of the non-projective arcs heads[d] -> d, in order.
+    """
+    def dominated(word: int, head: int) -> bool:
+        while word not in (head, 0):
+            word = heads[word]
+        return word == head
+
+    return [d for d in range(1, len(heads))
+            if not all(dominated(k, heads[d]) for k in range(min(d, heads[d]) + 1, max(d, heads[d])))]

@@ -71,3 +71,14 @@ def test_is_projective():
 @given(random_trees())
 def test_is_projective_matches_crossing_arcs_definition(heads):
     assert trees.is_projective(heads) == crossing_arcs_reference(heads)
+
+
+def test_nonprojective_arcs_names_the_dependents_of_crossing_arcs():
+    assert trees.nonprojective_arcs(CAT_HEADS) == []
+    assert trees.nonprojective_arcs([-1, 3, 0, 2]) == [1]      # 3 -> 1 spans 2, which ROOT heads
+
+
+@settings(max_examples=300, deadline=None)
+@given(random_trees())
+def test_a_tree_is_projective_exactly_when_no_arc_is_nonprojective(heads):
+    assert trees.is_projective(heads) == (trees.nonprojective_arcs(heads) == [])
