@@ -261,7 +261,8 @@ def bench(suite, seeds, workers, out):
     Suites: counting-baselines and counting-memory (Joulin & Mikolov Table 2: RNN, LSTM; List RNN,
     Stack RNN, Stack RNN + rounding), memorization and addition (Figure 2, accuracy against n, with
     curves.png), lm-treebank (Table 4 on the treebank's words: perplexity), transduction
-    (Grefenstette et al. Table 3), nspda-trained (NSPDAs trained from half of each PDA's rules).
+    (Grefenstette et al. Table 3), nspda-trained (NSPDAs trained from half of each PDA's rules),
+    nspda-hints (none, half or all of the rules inserted, on a^n b^n and Dyck(2)).
     """
     from stackparse.benchmarks.runner import run_suite
     from stackparse.benchmarks.suites import get_suite

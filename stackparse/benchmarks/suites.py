@@ -141,6 +141,17 @@ SUITES = {s.name: s for s in [
           more_metrics=(("error_by_split.test-480", {}), ("error_by_split.test-960", {})),
           overrides={"train": TrainConfig(lr=0.5, epochs=3, bptt=0),
                      "data": SequenceDataConfig(insert_rules=0.5, noise=0.05)}),
+    # The hints ablation (the paper's Table 1 question: do inserted rules help?) on a^n b^n and Dyck(2):
+    # no rules, half, all, with the nspda-trained recipe otherwise.
+    Suite("nspda-hints",
+          "Mali, Ororbia & Giles, ablation of the hints: nspda2 trained from none, half or all of the PDA's rules; "
+          "percent of test strings (lengths 1..60) misclassified",
+          ("pda-anbn", "pda-dyck2"),
+          tuple(Column(f"rules {share}", "nspda2", {"hidden": 32}, data_settings={"insert_rules": share})
+                for share in (0.0, 0.5, 1.0)),
+          {}, metric="error_by_split.test", paper="Mali et al., Table 1 (not available here)",
+          more_metrics=(("error_by_split.test-960", {}),),
+          overrides={"train": TrainConfig(lr=0.5, epochs=3, bptt=0), "data": SequenceDataConfig(noise=0.05)}),
     Suite("transduction",
           "Grefenstette et al. 2015, Table 3: copy, reversal, bigram flipping, SVO to SOV, gender conjugation; "
           "2-layer LSTM and Stack-, Queue-, DeQue-LSTMs, 64 units; coarse accuracy on lengths 65-128",
