@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -109,7 +110,12 @@ def _field_help(name: str) -> str:
         "average": "decay per update of a moving average of the parameters, used for validation "
         "and the saved model (0.999: ~1,000 updates), 0 = off",
         "average_every": "fold the parameters into the average every N updates (cheaper, same time constant)",
-        "system": "transition system: arc-swap (non-projective), arc-standard, arc-hybrid",
+        "system": "transition system: arc-hybrid-swap or arc-swap (any tree), arc-hybrid or arc-standard "
+        "(projective trees)",
+        "explore_after": "training with exploration (arc-hybrid systems): epochs of static-oracle training, "
+        "then the parser follows its own sampled actions and learns the dynamic oracle's; -1 = never",
+        "explore_alpha": "exploration draws actions with probability p^alpha (renormalised): above 1 "
+        "follows the model's best guess more often",
         "vectors": "pretrained word vectors, word2vec / fastText text format",
         "vectors_limit": "keep this many (most frequent) words of --vectors",
         "char_hidden": "character BiLSTM units per direction, 0 = no character model",
@@ -249,45 +255,61 @@ def program(grammar, order, strength, out):
 
 @main.command()
 @click.argument("suite")
-@click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True, help="seeds per experiment")
+@click.option("--profile", type=click.Choice(["quick", "full"]), default="full", show_default=True,
+              help="quick: minutes on a 2-core machine (fewer seeds, shorter training); full: the papers' protocols")
+@click.option("--seeds", type=click.IntRange(min=1), default=None, help="seeds per experiment [default: the profile's]")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="experiments run at once, one process each (keep at most one per core)")
+              help="processes of the local Dask cluster, one experiment each (keep at most one per core)")
+@click.option("--scheduler", metavar="ADDRESS", default=None,
+              help="send the experiments to the Dask cluster at this scheduler address (e.g. tcp://host:8786) "
+              "instead of a local one; --out must be a path every worker sees")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="results directory [default: runs/bench-SUITE]")
-def bench(suite, seeds, workers, out):
-    """Run benchmark SUITE over several seeds, then write its report (report.md, report.json).
+              help="results directory [default: runs/bench-SUITE, or runs/bench-SUITE-quick]")
+def bench(suite, profile, seeds, workers, scheduler, out):
+    """Run benchmark SUITE over several seeds on Dask, then write its report (report.md, report.json,
+    plots).
 
-    Resumable: experiments whose result.json exists in --out are not run again.
-    Suites: counting-baselines and counting-memory (Joulin & Mikolov Table 2: RNN, LSTM; List RNN,
-    Stack RNN, Stack RNN + rounding), memorization and addition (Figure 2, accuracy against n, with
-    curves.png), lm-treebank (Table 4 on the treebank's words: perplexity), transduction
-    (Grefenstette et al. Table 3), nspda-trained (NSPDAs trained from half of each PDA's rules),
-    nspda-hints (none, half or all of the rules inserted, on a^n b^n and Dyck(2)).
+    Resumable: experiments whose result.json exists in --out are never run again; a failing one
+    writes error.json and is run again next time. The progress bar counts runs done, running and failed.
+
+    \b
+    Suites (see docs/benchmarks.md):
+      algorithmic     Joulin & Mikolov: Table 2 (counting, 5 models), memorization, binary addition
+      grammar         the NSPDA paper's Table 4: rnn2, nnpda, nspda2, nspda3 on the five languages
+      transduction    Grefenstette et al. Table 3
+      parser          the stack-LSTM parser on UD English EWT: test LAS / UAS, words/s
+    and the finer ones: counting, counting-baselines, counting-memory, memorization, addition,
+    lm-treebank, nspda-trained, nspda-hints (full profile only, except counting, memorization, addition).
     """
-    from stackparse.benchmarks.runner import run_suite
-    from stackparse.benchmarks.suites import get_suite
-    suite_obj = get_suite(suite)
-    out = out or Path("runs") / f"bench-{suite}"
-    run_suite(suite_obj, seeds, out, workers)
+    from stackparse.benchmarks.runner import run_benchmark
+    out = out or Path("runs") / (f"bench-{suite}" if profile == "full" else f"bench-{suite}-{profile}")
+    start = time.perf_counter()
+    done = run_benchmark(suite, out, profile, seeds, workers, scheduler)
+    click.echo(f"{done.jobs} runs: {done.skipped} finished before, {done.ran} run now ({done.failed} failed) "
+               f"in {time.perf_counter() - start:.0f} s")
     click.echo(_report(out))
 
 
 @main.command()
 @click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def report(results):
-    """Aggregate a benchmark directory into report.md / report.json (mean ± std beside the paper)."""
-    click.echo(_report(results))
+@click.option("--into", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="also put the tables into this markdown file, between its lines "
+              "<!-- report: NAME --> and <!-- /report --> (NAME: --name)")
+@click.option("--name", default=None, help="the block --into replaces [default: RESULTS's directory name]")
+def report(results, into, name):
+    """Aggregate a benchmark directory into report.md / report.json and plots: mean ± std over seeds,
+    the paper's number and our difference from it."""
+    text = _report(results)
+    if into is not None:
+        from stackparse.benchmarks.report import replace_block
+        replace_block(into, name or results.name, text)
+        click.echo(f"tables written into {into} (block {name or results.name!r})", err=True)
+    click.echo(text)
 
 
 def _report(out: Path) -> str:
-    import json
-    from stackparse.benchmarks.report import write_report
-    from stackparse.benchmarks.runner import load_results
-    from stackparse.benchmarks.suites import get_suite
-    if not (out / "suite.json").is_file():
-        raise UserError(f"{out}: not a benchmark directory (no suite.json)")
-    suite = get_suite(json.loads((out / "suite.json").read_text())["suite"])
-    return write_report(suite, load_results(out), out)
+    from stackparse.benchmarks.report import write_benchmark_report
+    return write_benchmark_report(out)
 
 
 @main.command("inspect")

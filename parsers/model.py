@@ -19,7 +19,8 @@ model exactly): a BiLSTM over the sentence contextualises x_i before it enters t
 buffer, and the parser state also sees the vectors of the top items s0, s1 and b0.
 
 Training uses word dropout (unknown-word training, Kiperwasser & Goldberg 2016: a word becomes UNK
-with probability alpha / (alpha + count)). Decoding is greedy and batched: the sentences of a batch
+with probability alpha / (alpha + count)) and, after `explore_after` epochs, exploration with a
+dynamic oracle (Ballesteros et al. 2016; see `loss`). Decoding is greedy and batched: the sentences of a batch
 advance in lockstep, and DyNet's autobatching computes each step's scores for all of them at once.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import NamedTuple
 import dynet as dy
 import numpy as np
 
+from parsers import trees
 from parsers.transitions import Configuration, OpKind, get_system, perform
 from parsers.vocab import Vocab
 from stackparse.errors import UserError
@@ -41,7 +43,7 @@ from stackparse.memories import StackLSTM, StackState
 @dataclass(frozen=True)
 class ParserConfig:
     """Settings of the parser model (sizes follow Dyer et al. 2015 where they give them)."""
-    system: str = "arc-swap"
+    system: str = "arc-hybrid-swap"
     word_dim: int = 100
     upos_dim: int = 25
     char_dim: int = 32
@@ -59,12 +61,19 @@ class ParserConfig:
     top_features: bool = True      # the state also sees the vectors of s0, s1 and b0; False = Dyer et al.
     word_dropout: float = 0.25     # alpha of word dropout; 0 = off
     dropout: float = 0.2           # on token vectors and the parser state, in training only
+    explore_after: int = 1         # epochs of static-oracle training before exploring (-1 = never)
+    explore_alpha: float = 1.0     # exploring draws actions with probability p^alpha, renormalised
 
     def validate(self) -> None:
         for name in ("word_dim", "upos_dim", "token_dim", "context_dim", "lstm_dim", "lstm_layers",
                      "action_dim", "rel_dim", "state_dim"):
             if getattr(self, name) < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(self, name)})")
+        if self.explore_after >= 0 and self.system not in ("arc-hybrid", "arc-hybrid-swap"):
+            raise UserError(f"--explore-after needs a system with a dynamic oracle (arc-hybrid, "
+                            f"arc-hybrid-swap), not {self.system}")
+        if self.explore_alpha <= 0:
+            raise UserError(f"--explore-alpha must be positive (got {self.explore_alpha})")
         if not 0 <= self.dropout < 1 or self.word_dropout < 0:
             raise UserError("--dropout must be in [0, 1) and --word-dropout non-negative")
 
@@ -252,17 +261,53 @@ class StackLSTMParser:
         return _Parse(perform(p.config, ops), stack, buffer, actions, reps)
 
     # ---- training and decoding --------------------------------------------------------------
-    def loss(self, sentences, oracles: list[list[int]], rng: np.random.Generator) -> dy.Expression:
-        """Sum over the sentences of -log p(gold action | state), each softmax over legal actions."""
-        terms = []
-        for tokens, oracle in zip(self._tokens(sentences, rng), oracles):
-            p = self._start(tokens)
-            for action in oracle:
-                legal = self.system.legal(p.config)
-                if len(legal) > 1:      # a forced move teaches nothing
-                    terms.append(-dy.pick(dy.log_softmax(self._scores(p, True), restrict=legal), action))
-                p = self._advance(p, action)
+    def loss(self, sentences, oracles: list[list[int]], rng: np.random.Generator,
+             explore: bool = False) -> dy.Expression:
+        """Sum over the sentences' states of -log p(correct actions | state), softmax over the legal actions.
+
+        Without `explore`, each sentence follows its static oracle `oracles[i]`, whose action is the
+        correct one. With `explore`, a sentence with a projective tree follows actions drawn from the
+        model itself, p(z)^alpha renormalised (Ballesteros et al. 2016, "Training with Exploration
+        Improves a Greedy Stack LSTM Parser", EMNLP: the states seen in training are then those the
+        parser's own mistakes lead to), and the correct actions are the dynamic oracle's, their
+        probabilities summed (ibid.: with several optimal actions, the model may prefer any).
+        Non-projective sentences keep the static oracle (see `parsers.transitions`).
+
+        The sentences advance in lockstep; when some explore, each step's scores are computed (one
+        autobatched forward) before the actions are drawn.
+        """
+        system = self.system
+        parses = [self._start(tokens) for tokens in self._tokens(sentences, rng)]
+        golds = [(s.heads, s.deprels) for s in sentences]
+        exploring = [explore and trees.is_projective(heads) for heads, _ in golds]
+        steps = [0] * len(parses)
+        terms, active = [], list(range(len(parses)))
+        while active:
+            legal = {i: system.legal(parses[i].config) for i in active}
+            scores = {i: self._scores(parses[i], True) for i in active if len(legal[i]) > 1}
+            drawn = [i for i in scores if exploring[i]]
+            if drawn:
+                dy.forward([scores[i] for i in drawn])
+            for i in active:
+                if exploring[i]:
+                    correct = system.optimal(parses[i].config, *golds[i])
+                    action = self._draw(scores[i], legal[i], rng) if i in scores else legal[i][0]
+                else:
+                    action, steps[i] = oracles[i][steps[i]], steps[i] + 1
+                    correct = [action]
+                if i in scores:        # a forced move teaches nothing
+                    log_p = dy.log_softmax(scores[i], restrict=legal[i])
+                    picked = [dy.pick(log_p, a) for a in correct]
+                    terms.append(-(dy.logsumexp(picked) if len(picked) > 1 else picked[0]))
+                parses[i] = self._advance(parses[i], action)
+            active = [i for i in active if not system.is_terminal(parses[i].config)]
         return dy.esum(terms)
+
+    def _draw(self, scores: dy.Expression, legal: list[int], rng: np.random.Generator) -> int:
+        """A legal action drawn with probability p(z)^alpha, renormalised (alpha = `explore_alpha`)."""
+        logits = self.config.explore_alpha * scores.npvalue()[legal]
+        p = np.exp(logits - logits.max())
+        return legal[rng.choice(len(legal), p=p / p.sum())]
 
     def parse(self, sentences, beam: int = 1) -> list[Configuration]:
         """Beam search over a batch of sentences in lockstep (beam 1: greedy decoding); returns

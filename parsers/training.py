@@ -49,18 +49,22 @@ class ParserObjective:
         self.model, self.pc, self.train, self.oracles, self.dev = model, pc, train, oracles, dev
         self.batch_size = batch_size
         self._rng = np.random.default_rng(0)
+        self._explore = False
 
     def param_collection(self) -> dy.ParameterCollection:
         return self.pc
 
     def batches(self, epoch: int, rng: np.random.Generator) -> list[list[int]]:
-        self._rng = rng        # word dropout and dropout masks of this epoch come from it
+        self._rng = rng        # word dropout, dropout masks and explored actions of this epoch come from it
+        explore_after = self.model.config.explore_after
+        self._explore = 0 <= explore_after <= epoch
         order = rng.permutation(len(self.train))
         return [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
 
     def losses(self, batch: list[int]):
         dy.renew_cg(autobatching=True)
-        loss = self.model.loss([self.train[i] for i in batch], [self.oracles[i] for i in batch], self._rng)
+        loss = self.model.loss([self.train[i] for i in batch], [self.oracles[i] for i in batch], self._rng,
+                               self._explore)
         yield loss / len(batch), len(batch)
 
     def validate(self) -> dict[str, float]:

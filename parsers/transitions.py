@@ -26,8 +26,21 @@ Systems (moves named as in their papers; s0 is the stack top, s1 below it, b0 th
   Dependency Parsing in Expected Linear Time", ACL-IJCNLP); it derives every tree. Its oracle is
   the lazy one of Nivre, Kuhlmann & Hall (2009), "An Improved Oracle for Dependency Parsing with
   Online Reordering", IWPT, which swaps as late as it can and so needs fewer swaps.
+- arc-hybrid-swap: arc-hybrid plus SWAP, which moves s0 back to the buffer behind b0 (de Lhoneux,
+  Stymne & Nivre 2017, "Arc-Hybrid Non-Projective Dependency Parsing with a Static-Dynamic
+  Oracle", IWPT); it derives every tree, with the eager swap oracle.
 
 The static oracle of each system is its moves' `is_gold` tests tried in the system's order.
+
+The arc-hybrid systems also have a dynamic oracle (`TransitionSystem.optimal`): from any
+configuration, the actions after which the best tree still reachable misses the fewest gold arcs,
+so that a parser can be trained on the configurations its own mistakes lead to (Goldberg & Nivre
+2013, "Training Deterministic Parsers with Non-Deterministic Oracles", TACL). Arc-hybrid is
+arc-decomposable for projective trees, so an action's cost is the number of gold arcs it makes
+unreachable (their §5). It is defined for projective gold trees only: with SWAP, which arcs stay
+reachable depends on the order the words can still be put in, and de Lhoneux et al. keep the
+static oracle for those sentences' swaps; we train non-projective sentences (2.3 % of EWT's) with
+the static oracle alone, and never teach a SWAP on a projective tree (its static oracle has none).
 """
 from __future__ import annotations
 
@@ -129,6 +142,10 @@ class GoldTree:
         return tuple(len(kids) for kids in trees.children(self.heads))
 
     @cached_property
+    def projective(self) -> bool:
+        return trees.is_projective(self.heads)
+
+    @cached_property
     def projective_position(self) -> tuple[int, ...]:
         """Each word's position in the projective order (ROOT first, at 0)."""
         position = [0] * len(self.heads)
@@ -224,6 +241,28 @@ class Swap(Transition):
         out_of_order = gold.projective_position[s0] < gold.projective_position[s1]
         return out_of_order and (not config.buffer
                                  or gold.component[s0] != gold.component[config.buffer[0]])
+
+
+class HybridSwap(Transition):
+    """Arc-hybrid's SWAP (de Lhoneux, Stymne & Nivre 2017, "Arc-Hybrid Non-Projective Dependency
+    Parsing with a Static-Dynamic Oracle", IWPT): s0 goes back to the buffer, behind b0.
+
+    Valid only for two words still in their original order (0 < s0 < b0), as Nivre's SWAP: a pair is
+    swapped at most once.
+    """
+    name = "SWAP"
+
+    def is_valid(self, config):
+        return bool(config.buffer) and ROOT < config.stack[-1] < config.buffer[0]
+
+    def ops(self, config, label):
+        s0, b0 = config.stack[-1], config.buffer[0]
+        return [Op(OpKind.POP_STACK), Op(OpKind.POP_BUFFER), Op(OpKind.PUSH_BUFFER, s0), Op(OpKind.PUSH_BUFFER, b0)]
+
+    def is_gold(self, config, gold):
+        """The eager oracle: swap when b0 precedes s0 in the projective order, so that the words
+        reach the stack in that order, as a projective tree's words do in theirs."""
+        return gold.projective_position[config.stack[-1]] > gold.projective_position[config.buffer[0]]
 
 
 class ArcTransition(Transition):
@@ -454,6 +493,43 @@ class TransitionSystem:
             config = self.apply(config, action_id)
         return sequence
 
+    def optimal(self, config: Configuration, gold_heads: Sequence[int], gold_deprels: Sequence[str]) -> list[int]:
+        """The dynamic oracle: the legal actions of least cost, where an action's cost is the number
+        of gold arcs it makes unreachable, plus one for a gold arc with a wrong label.
+
+        Args:
+            config: any configuration of a sentence whose gold tree is projective.
+            gold_heads, gold_deprels: the gold tree, as for `oracle`.
+
+        Returns:
+            Action ids, legal in `config`, in id order; empty when `config` is terminal.
+
+        Raises:
+            ValueError: the system has no dynamic oracle, or the gold tree is not projective.
+        """
+        gold = _gold_tree(tuple(gold_heads), tuple(gold_deprels))
+        if not gold.projective:
+            raise ValueError(f"{self.name}: the dynamic oracle needs a projective gold tree")
+        costs = self._costs(config, gold)
+        scored = []                    # (cost, action ids)
+        for transition in self.transitions:
+            if transition.name not in costs or not transition.is_valid(config):
+                continue
+            ids, cost = self._label_ids(transition, config), costs[transition.name]
+            head, dependent = transition.arc(config) if transition.labeled else (None, None)
+            if transition.labeled and gold.heads[dependent] == head:    # then only its gold label is right
+                right = self._index[Action(transition.name, gold.deprels[dependent]).name]
+                scored += [(cost, [right]), (cost + 1, [a for a in ids if a != right])]
+            else:
+                scored.append((cost, ids))
+        least = min((cost for cost, ids in scored if ids), default=0)
+        return sorted(a for cost, ids in scored if cost == least for a in ids)
+
+    def _costs(self, config: Configuration, gold: GoldTree) -> dict[str, int]:
+        """Per transition name, the gold arcs the move makes unreachable (valid moves only are
+        asked for; a move left out is never optimal)."""
+        raise ValueError(f"{self.name} has no dynamic oracle (arc-hybrid and arc-hybrid-swap have one)")
+
 
 class ArcStandard(TransitionSystem):
     """Arc-standard (Nivre 2004): arcs between s1 and s0. Projective trees only."""
@@ -467,6 +543,26 @@ class ArcHybrid(TransitionSystem):
     name = "arc-hybrid"
     transitions = (HybridLeftArc(), RightArc(), Shift())
 
+    def _costs(self, config, gold):
+        """Goldberg & Nivre (2013, §5.2): a word leaves the stack when it gets its head, and a stack
+        word can still get a head from s1 (if it is s0) or from the buffer, dependents only from the
+        buffer (and b0 from s0, by SHIFT then RIGHT). Hence
+            LEFT  (b0 -> s0) loses s0's dependents in the buffer, and its head if that is s1 or behind b0;
+            RIGHT (s1 -> s0) loses s0's dependents in the buffer, and its head if that is in the buffer;
+            SHIFT (b0)       loses b0's dependents on the stack, and its head if that is below s0.
+        ROOT, at the bottom of the stack, counts as a stack word."""
+        heads, stack, buffer = gold.heads, config.stack, config.buffer
+        s0 = stack[-1]
+        s1 = stack[-2] if len(stack) > 1 else None
+        waiting = set(buffer)
+        orphans = sum(heads[d] == s0 for d in buffer)     # whichever arc pops s0 loses them
+        costs = {"RIGHT": orphans + (heads[s0] in waiting)}
+        if buffer:
+            b0 = buffer[0]
+            costs["LEFT"] = orphans + (heads[s0] != b0 and (heads[s0] == s1 or heads[s0] in waiting))
+            costs["SHIFT"] = sum(heads[d] == b0 for d in stack) + (heads[b0] in set(stack[:-1]))
+        return costs
+
 
 class ArcSwap(TransitionSystem):
     """Arc-standard with SWAP (Nivre 2009) and the lazy oracle (Nivre, Kuhlmann & Hall 2009).
@@ -475,9 +571,17 @@ class ArcSwap(TransitionSystem):
     transitions = (LeftArc(), RightArc(), Swap(), Shift())
 
 
+class ArcHybridSwap(ArcHybrid):
+    """Arc-hybrid with SWAP (de Lhoneux et al. 2017) and the eager swap oracle. Every tree,
+    projective or not."""
+    name = "arc-hybrid-swap"
+    transitions = (HybridLeftArc(), RightArc(), HybridSwap(), Shift())
+    # Its dynamic oracle is arc-hybrid's: on a projective tree SWAP is never optimal (it has no cost).
+
+
 SYSTEMS: dict[str, type[TransitionSystem]] = {
-    system.name: system for system in (ArcStandard, ArcHybrid, ArcSwap)}
-DEFAULT_SYSTEM = ArcSwap.name
+    system.name: system for system in (ArcStandard, ArcHybrid, ArcSwap, ArcHybridSwap)}
+DEFAULT_SYSTEM = ArcHybridSwap.name
 
 
 def get_system(name: str, labels: Sequence[str]) -> TransitionSystem:

@@ -1,4 +1,5 @@
-"""Transition systems: moves as ops, legality, and the static oracles step by step."""
+"""Transition systems: moves as ops, legality, the static oracles step by step, and the dynamic
+oracle against an exhaustive search."""
 import random
 import time
 
@@ -13,6 +14,7 @@ from tests.parsers_fixtures import (
     CAT_DEPRELS, CAT_HEADS, HEARING_DEPRELS, HEARING_HEADS, LABELS, ewt, random_trees)
 
 NON_ROOT_LABELS = [label for label in LABELS if label != "root"]
+NON_PROJECTIVE_SYSTEMS = {"arc-swap", "arc-hybrid-swap"}      # those that derive every tree
 
 
 def config(stack, buffer, n, arcs=()):
@@ -54,7 +56,7 @@ def test_actions_one_per_label_no_left_root(name):
     assert len(set(action_names)) == len(action_names)
     assert "RIGHT-root" in action_names and "LEFT-root" not in action_names
     assert {f"LEFT-{label}" for label in NON_ROOT_LABELS} <= set(action_names)
-    assert ("SWAP" in action_names) == (name == "arc-swap")
+    assert ("SWAP" in action_names) == (name in NON_PROJECTIVE_SYSTEMS)
     for index, action_name in enumerate(action_names):
         assert system.action_index(action_name) == index
 
@@ -66,10 +68,10 @@ def test_action_ids_follow_label_order():
 
 
 def test_registry():
-    assert DEFAULT_SYSTEM == "arc-swap"
-    assert set(SYSTEMS) == {"arc-standard", "arc-hybrid", "arc-swap"}
+    assert DEFAULT_SYSTEM == "arc-hybrid-swap"
+    assert set(SYSTEMS) == {"arc-standard", "arc-hybrid", "arc-swap", "arc-hybrid-swap"}
     with pytest.raises(UserError, match="unknown transition system 'arc-eager'; valid transition "
-                                        "systems: arc-hybrid, arc-standard, arc-swap"):
+                                        "systems: arc-hybrid, arc-hybrid-swap, arc-standard, arc-swap"):
         get_system("arc-eager", LABELS)
 
 
@@ -270,7 +272,7 @@ def labeled_trees(draw):
 @given(tree=labeled_trees())
 def test_oracle_takes_legal_actions_and_builds_the_gold_tree(name, tree):
     heads, deprels = tree
-    if name != "arc-swap" and not trees.is_projective(heads):
+    if name not in NON_PROJECTIVE_SYSTEMS and not trees.is_projective(heads):
         return   # arc-standard and arc-hybrid only derive projective trees
     _, final = derive(get_system(name, LABELS), heads, deprels)
     assert list(final.heads) == heads and list(final.deprels[1:]) == deprels[1:]
@@ -279,31 +281,101 @@ def test_oracle_takes_legal_actions_and_builds_the_gold_tree(name, tree):
 # --- the whole EWT training set ------------------------------------------------------------------
 
 def test_oracles_reproduce_every_ewt_train_tree():
-    """arc-swap derives every tree of EWT train, the projective systems every projective one.
+    """The swap systems derive every tree of EWT train, the projective systems every projective one.
 
     `apply` checks that each oracle action is legal. The counts pin the mirror (its checksum is
-    pinned too) and the lazy oracle: the eager oracle of Nivre (2009) would use 2113 swaps.
+    pinned too) and the oracles: arc-swap's lazy oracle swaps 428 times, where the eager oracle of
+    Nivre (2009) would swap 2113 times, as arc-hybrid-swap's eager oracle does.
     """
     sentences = ewt("train")
     start = time.perf_counter()
     labels = sorted({deprel for sentence in sentences for deprel in sentence.deprels[1:]})
-    derived, swaps = {}, 0
+    derived, swaps = {}, dict.fromkeys(SYSTEMS, 0)
     for name in SYSTEMS:
         system = get_system(name, labels)
         derived[name] = 0
         for sentence in sentences:
             heads, deprels = sentence.heads, sentence.deprels
-            if name != "arc-swap" and not trees.is_projective(heads):
+            if name not in NON_PROJECTIVE_SYSTEMS and not trees.is_projective(heads):
                 continue
             c = system.initial(len(heads) - 1)
             while not system.is_terminal(c):
                 action_id = system.oracle(c, heads, deprels)
-                swaps += system.actions[action_id].transition == "SWAP"
+                swaps[name] += system.actions[action_id].transition == "SWAP"
                 c = system.apply(c, action_id)
             assert list(c.heads) == heads and list(c.deprels[1:]) == deprels[1:], \
                 f"{name}: {sentence.path}:{sentence.line}"
             derived[name] += 1
     print(f"EWT train oracles: {derived}, {swaps} swaps, {time.perf_counter() - start:.1f} s")
     non_projective = len(sentences) - derived["arc-standard"]
-    assert (len(sentences), non_projective, swaps) == (12544, 288, 428)
+    assert (len(sentences), non_projective) == (12544, 288)
+    assert (swaps["arc-swap"], swaps["arc-hybrid-swap"]) == (428, 2113)
     assert derived["arc-hybrid"] == derived["arc-standard"]
+    assert derived["arc-swap"] == derived["arc-hybrid-swap"] == len(sentences)
+
+
+# --- the dynamic oracle --------------------------------------------------------------------------
+
+def least_loss(system, config, heads, memo):
+    """Exhaustive search: the fewest gold heads missed by any tree reachable from `config`."""
+    if config not in memo:
+        if system.is_terminal(config):
+            memo[config] = sum(config.heads[w] != heads[w] for w in range(1, len(heads)))
+        else:
+            memo[config] = min(least_loss(system, system.apply(config, a), heads, memo)
+                               for a in system.legal(config))
+    return memo[config]
+
+
+@pytest.mark.parametrize("name", ["arc-hybrid", "arc-hybrid-swap"])
+@settings(max_examples=40, deadline=None)
+@given(heads=random_trees(max_words=6), seed=st.integers(0, 2 ** 32 - 1))
+def test_dynamic_oracle_is_exact_on_projective_trees(name, heads, seed):
+    """From the configurations of a random walk, the dynamic oracle's actions are exactly those
+    after which an exhaustive search still reaches the best tree (Goldberg & Nivre 2013: arc-hybrid
+    is arc-decomposable). Labels all right, so that only attachment counts; the search is over
+    arc-hybrid's moves, as SWAP is never taught on a projective tree."""
+    if not trees.is_projective(heads):
+        return
+    deprels = [""] + ["root" if head == 0 else "dep" for head in heads[1:]]
+    search, system = get_system("arc-hybrid", ["root", "dep"]), get_system(name, ["root", "dep"])
+    rng, memo = random.Random(seed), {}
+    c = system.initial(len(heads) - 1)
+    while not system.is_terminal(c):
+        legal = [a for a in search.legal(c)]
+        after = {a: least_loss(search, search.apply(c, a), heads, memo) for a in legal}
+        best = min(after.values())
+        optimal = system.optimal(c, heads, deprels)
+        assert {system.actions[a].name for a in optimal} == \
+            {search.actions[a].name for a in legal if after[a] == best}, c
+        c = search.apply(c, rng.choice(legal))
+
+
+@pytest.mark.parametrize("name", ["arc-hybrid", "arc-hybrid-swap"])
+@settings(max_examples=60, deadline=None)
+@given(tree=labeled_trees())
+def test_dynamic_oracle_contains_the_static_oracle_and_labels_count(name, tree):
+    """Along the static oracle's derivation of a projective tree, the static action is optimal, and
+    an arc with the right head but another label is not."""
+    heads, deprels = tree
+    if not trees.is_projective(heads):
+        return
+    system = get_system(name, LABELS)
+    c = system.initial(len(heads) - 1)
+    while not system.is_terminal(c):
+        action_id = system.oracle(c, heads, deprels)
+        optimal = system.optimal(c, heads, deprels)
+        assert action_id in optimal
+        action = system.actions[action_id]
+        if action.label is not None:
+            assert [system.actions[a].name for a in optimal if system.actions[a].transition == action.transition] \
+                == [action.name]
+        c = system.apply(c, action_id)
+
+
+def test_dynamic_oracle_refuses_what_it_cannot_do():
+    with pytest.raises(ValueError, match="arc-standard has no dynamic oracle"):
+        get_system("arc-standard", LABELS).optimal(config((0,), (1, 2, 3), 3), CAT_HEADS[:4], CAT_DEPRELS[:4])
+    system = get_system("arc-hybrid-swap", LABELS)
+    with pytest.raises(ValueError, match="needs a projective gold tree"):
+        system.optimal(system.initial(len(HEARING_HEADS) - 1), HEARING_HEADS, HEARING_DEPRELS)
