@@ -139,6 +139,11 @@ class TrainResult:
     epoch: int
     metrics: dict
     model_dir: Path
+    maximize: bool          # whether a larger `best` is better (the objective's criterion)
+
+
+def _better(value: float, best: float | None, maximize: bool) -> bool:
+    return best is None or (value > best if maximize else value < best)
 
 
 def save_dir_atomically(directory: Path, write: Callable[[Path], None]) -> None:
@@ -197,12 +202,7 @@ class Trainer:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         results = [self._run(out, restart, resume) for restart in range(1, self.config.restarts + 1)]
-        return min(results, key=lambda r: -r.best if self._maximize else r.best)
-
-    def _better(self, value: float, best: float | None) -> bool:
-        if best is None:
-            return True
-        return value > best if self._maximize else value < best
+        return max(results, key=lambda r: r.best if r.maximize else -r.best)
 
     def _run(self, out: Path, restart: int, resume: bool) -> TrainResult:
         cfg = self.config
@@ -210,7 +210,6 @@ class Trainer:
         seed = cfg.seed * 1000 + restart
         dy.reset_random_seed(epoch_seed(seed, restart, -1))
         objective = self.build(seed)
-        self._maximize = objective.maximize
         state = RunState(restart=restart, lr=cfg.lr)
         checkpoint = existing_dir(run_dir / "checkpoint") if resume else None
         if checkpoint is not None:
@@ -234,7 +233,7 @@ class Trainer:
         if existing_dir(run_dir / "best") is None:      # no epoch ran (resumed a finished run)
             raise UserError(f"{run_dir}: no trained model found to resume from")
         best_metrics = json.loads((existing_dir(run_dir / "best") / "metrics.json").read_text())
-        return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best")
+        return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best", objective.maximize)
 
     def _epoch(self, objective, optimizer, average: ParameterAverage | None, state: RunState, seed: int) -> dict:
         cfg = self.config
@@ -277,14 +276,14 @@ class Trainer:
         if not math.isfinite(value):
             raise UserError(f"training diverged: validation {objective.criterion} is {value} at "
                             f"epoch {state.epoch + 1}; try a smaller --lr or --clip")
-        improved = self._better(value, state.best)
+        improved = _better(value, state.best, objective.maximize)
         if improved:
             state.best, state.best_epoch, state.bad_epochs = value, state.epoch + 1, 0
         metrics["best"] = state.best
         if improved:
             with _applied(average):
                 save_dir_atomically(run_dir / "best", lambda d: self._save(objective, d, metrics))
-            self._keep_overall_best(out, run_dir, state)     # so Ctrl-C always leaves out/best
+            self._keep_overall_best(out, run_dir, state, objective.maximize)     # so Ctrl-C always leaves out/best
         else:
             state.bad_epochs += 1
             if cfg.lr_schedule == "plateau":
@@ -313,11 +312,12 @@ class Trainer:
             average.save(directory / "average.npz")
         write_json(directory / "run_state.json", state.__dict__)
 
-    def _keep_overall_best(self, out: Path, run_dir: Path, state: RunState) -> None:
+    @staticmethod
+    def _keep_overall_best(out: Path, run_dir: Path, state: RunState, maximize: bool) -> None:
         overall = existing_dir(out / "best")
         if overall is not None:
             previous = json.loads((overall / "metrics.json").read_text())
-            if previous.get("restart") != state.restart and not self._better(state.best, previous["best"]):
+            if previous.get("restart") != state.restart and not _better(state.best, previous["best"], maximize):
                 return
         source = existing_dir(run_dir / "best")
         save_dir_atomically(out / "best", lambda d: [shutil.copy2(f, d / f.name) for f in source.iterdir()])
