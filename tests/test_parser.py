@@ -136,3 +136,37 @@ def test_same_seed_same_parser_in_processes_with_different_string_hashes(tmp_pat
                              cwd=Path(__file__).resolve().parents[1])
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     assert results[0] == results[1]
+
+
+def test_exploration_follows_the_model_and_learns_the_dynamic_oracle(trained):
+    """With exploration, a projective sentence's derivation is drawn from the model (so two draws
+    can differ, and each is reproducible from its seed), every state's loss is finite, and a
+    non-projective sentence keeps its static oracle."""
+    import dynet as dy
+    import numpy as np
+    from parsers import trees
+    parser, _, _ = trained
+    model, system = parser.model, parser.model.system
+    sentences = [s for s in ewt("train")[:300] if len(s.words) > 12][:8]
+    oracles = [system.oracle_sequence(s.heads, s.deprels) for s in sentences]
+
+    def loss(seed, explore):
+        dy.renew_cg(autobatching=True)
+        dy.reset_random_seed(seed + 1)      # dropout masks; the numpy generator draws the actions
+        return model.loss(sentences, oracles, np.random.default_rng(seed), explore).value()
+
+    assert np.isfinite(loss(1, True)) and loss(1, True) == loss(1, True)
+    assert len({loss(seed, True) for seed in range(4)}) > 1
+    assert len({loss(seed, False) for seed in range(4)}) > 1        # dropout differs, the oracle does not
+    non_projective = [s for s in ewt("train") if not trees.is_projective(s.heads)][:1]
+    with pytest.raises(ValueError, match="needs a projective gold tree"):
+        system.optimal(system.initial(len(non_projective[0].words)), non_projective[0].heads, non_projective[0].deprels)
+    dy.renew_cg(autobatching=True)
+    assert np.isfinite(model.loss(non_projective, [system.oracle_sequence(s.heads, s.deprels) for s in non_projective],
+                                  np.random.default_rng(0), True).value())
+
+
+def test_exploration_needs_a_dynamic_oracle():
+    with pytest.raises(UserError, match="--explore-after needs a system with a dynamic oracle"):
+        ParserConfig(system="arc-swap", explore_after=1).validate()
+    ParserConfig(system="arc-swap", explore_after=-1).validate()
