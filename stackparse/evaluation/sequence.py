@@ -115,22 +115,37 @@ class SizeReport:
 
 @dataclass(frozen=True)
 class SplitReport:
-    """Per test split: the percent of examples not entirely correct, and how many there were."""
+    """Per test split: the percent of examples not entirely correct, and how many there were;
+    accuracy[n]: on the first split, the share of its examples of size n entirely correct (the
+    benchmark reports plot it against the length)."""
     error: dict[str, float]
     examples: dict[str, int]
+    accuracy: dict[int, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"error_by_split": dict(self.error), "examples_by_split": dict(self.examples)}
+        return {"error_by_split": dict(self.error), "examples_by_split": dict(self.examples),
+                "accuracy_by_n": {str(n): a for n, a in self.accuracy.items()}}
 
 
 def evaluate_splits(model, task: DatasetTask, splits: tuple[str, ...] | None = None) -> SplitReport:
     """Every example of each test split (default: the task's `test_splits`), from a fresh state."""
-    error, count = {}, {}
+    error, count, accuracy = {}, {}, {}
     for name in splits or task.test_splits:
-        results = score_examples(model, task.split(name))
+        examples = task.split(name)
+        results = score_examples(model, examples)
         error[name] = 100.0 * float(np.mean([not r.correct for r in results]))
         count[name] = len(results)
-    return SplitReport(error, count)
+        if not accuracy:
+            accuracy = _accuracy_by_n([e.n for e in examples], results)
+    return SplitReport(error, count, accuracy)
+
+
+def _accuracy_by_n(ns: list[int], results: list[ExampleResult]) -> dict[int, float]:
+    """Per size n, in increasing order, the share of its examples entirely correct."""
+    by_n: dict[int, list[bool]] = {}
+    for n, r in zip(ns, results):
+        by_n.setdefault(n, []).append(r.correct)
+    return {n: float(np.mean(by_n[n])) for n in sorted(by_n)}
 
 
 def evaluate_sizes(model, task: Task, rng: np.random.Generator,
@@ -146,5 +161,5 @@ def evaluate_sizes(model, task: Task, rng: np.random.Generator,
     by_n: dict[int, list[ExampleResult]] = {}
     for n, r in zip(ns, results):
         by_n.setdefault(n, []).append(r)
-    return SizeReport({n: float(np.mean([r.correct for r in v])) for n, v in by_n.items()}, task.protocol.train_n[1],
+    return SizeReport(_accuracy_by_n(ns, results), task.protocol.train_n[1],
                       {n: float(np.mean([r.fine for r in v])) for n, v in by_n.items()})
