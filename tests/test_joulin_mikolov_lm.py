@@ -6,7 +6,7 @@ import pytest
 
 from stackparse.benchmarks import suites
 from stackparse.benchmarks.report import write_report
-from stackparse.benchmarks.runner import load_results, run_suite
+from stackparse.benchmarks.runner import load_results, run_benchmark
 from stackparse.tasks.language_model import EOS, UNK, CorpusConfig, TreebankCorpus, run_language_model
 from stackparse.training import TrainConfig
 from stackparse.training.sequence import SequenceDataConfig
@@ -64,7 +64,8 @@ def test_suite_columns_settings_and_curves(tmp_path, monkeypatch):
                                        "data": SequenceDataConfig(epoch_size=8, validation_size=4)},
                         curves=True)
     monkeypatch.setitem(suites.SUITES, "tiny-memory", tiny)
-    results = run_suite(tiny, 1, tmp_path)
+    run_benchmark(tiny.name, tmp_path, seeds=1)
+    results = load_results(tmp_path)
     assert [r["job"]["label"] for r in results] == ["stack-rnn+rounding"]
     config = results[0]["config"]
     assert config["model_config"]["rounding"] and config["train"]["batch_size"] == 2 and config["train"]["epochs"] == 1

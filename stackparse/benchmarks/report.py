@@ -1,15 +1,22 @@
-"""Aggregate a suite's results into a markdown table beside the paper's numbers (and JSON); for
-suites with curves, accuracy against n as a table of ranges and a PNG plot (matplotlib, optional)."""
+"""Aggregate a suite's results into a markdown table beside the paper's numbers and our difference
+from them (and JSON); for suites with curves, accuracy against n (a grammar string's length) as a
+table of ranges and a PNG plot (matplotlib, optional). A composite suite's report is its parts'
+reports, one after the other; `replace_block` puts a report into a markdown file such as BENCHMARKS.md.
+"""
 from __future__ import annotations
 
+import json
+import re
+import shutil
 import textwrap
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
-from stackparse.benchmarks.suites import Suite
-from stackparse.config import write_json
+from stackparse.benchmarks.suites import COMPOSITES, Suite, get_suite
+from stackparse.config import atomic_write, write_json
+from stackparse.errors import UserError
 
 
 def _label(result: dict) -> str:
@@ -44,8 +51,12 @@ def aggregate(suite: Suite, results: list[dict], metric: str | None = None, publ
 
 
 def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
-    """One row per task; per column: ours (mean ± std, best over seeds) and the paper's number."""
-    header = ["task"] + [c for m in suite.labels for c in (f"{m} (ours)", f"{m} ({suite.paper or 'paper'})")]
+    """One row per task; per column: ours (mean ± std, best over seeds), and where the paper has
+    numbers for the column, the paper's number and ours minus it (Δ)."""
+    with_paper = [label for label in suite.labels if any(row[label]["published"] is not None for row in table.values())]
+    paper = suite.paper or "paper"
+    header = ["task"] + [c for m in suite.labels
+                         for c in ([f"{m} (ours)", f"{m} ({paper})", "Δ"] if m in with_paper else [f"{m} (ours)"])]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     best = min if any(word in (metric or suite.metric) for word in ("perplexity", "error")) else max   # lower is better
     d = suite.decimals
@@ -55,7 +66,11 @@ def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
             c = row[label]
             ours = "—" if c["mean"] is None else \
                 f"{c['mean']:.{d}f} ± {c['std']:.{d}f} (best {best(c['values']):.{d}f}, {c['runs']} seeds)"
-            cells += [ours, "—" if c["published"] is None else f"{c['published']:.{d}f}"]
+            cells.append(ours)
+            if label in with_paper:
+                both = c["mean"] is not None and c["published"] is not None
+                cells += ["—" if c["published"] is None else f"{c['published']:.{d}f}",
+                          f"{c['mean'] - c['published']:+.{d}f}" if both else "—"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -86,29 +101,32 @@ def curves_markdown(curve_table: dict) -> str:
 
 
 def plot_curves(curve_table: dict, path: Path, title: str) -> None:
-    """Accuracy against n, one line per column, the training range shaded (needs matplotlib)."""
+    """Accuracy against n, one line per column, the task's training sizes shaded (needs matplotlib)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from stackparse.tasks import get_task
     tasks = list(curve_table)
-    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False)
     for ax, task in zip(axes[0], tasks):
         for label, curve in curve_table[task].items():
             ax.plot(list(curve), [100 * a for a in curve.values()], marker=".", label=label)
-        ax.axvspan(1, 19, color="0.9", label="training sizes")
-        ax.set(title=f"{task}", xlabel="n", ylabel="sequences correct (%)", ylim=(-3, 103))
-        ax.legend(fontsize=8)
-    fig.suptitle(textwrap.fill(title, 60 * len(tasks)), fontsize=8)
+        ax.axvspan(*get_task(task).protocol.train_n, color="0.9", label="training sizes")
+        ax.set(title=f"{task}", xlabel="n (grammars: string length)", ylabel="test sequences correct (%)",
+               ylim=(-3, 103))
+        ax.legend(fontsize=7)
+    fig.suptitle(textwrap.fill(title, 50 * len(tasks)), fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
-def write_report(suite: Suite, results: list[dict], out: Path) -> str:
+def write_report(suite: Suite, results: list[dict], out: Path, profile: str = "full") -> str:
     """report.md and report.json in `out` (and curves.png for suites with curves); returns the text."""
     table, extra = aggregate(suite, results), {}
-    text = f"{suite.description}; metric: {suite.metric}\n\n" + markdown(suite, table)
+    note = suite.profile(profile).note if profile in suite.profiles else ""
+    text = f"{suite.description}; profile {profile} ({note}); metric: {suite.metric}\n\n" + markdown(suite, table)
     for metric, published in suite.more_metrics:
         extra[metric] = aggregate(suite, results, metric, published)
         text += f"\nmetric: {metric}\n\n" + markdown(suite, extra[metric], metric)
@@ -117,9 +135,53 @@ def write_report(suite: Suite, results: list[dict], out: Path) -> str:
         text += "\nAccuracy against n (mean over seeds):\n\n" + curves_markdown(curve_table)
         try:
             plot_curves(curve_table, Path(out) / "curves.png", suite.description)
-            text += f"\nPlot: {Path(out) / 'curves.png'}\n"
+            text += f"\n![{suite.name}: accuracy against n]({Path(out) / 'curves.png'})\n"
         except ImportError:
             text += "\n(no plot: matplotlib is not installed; pip install '.[plot]')\n"
     (Path(out) / "report.md").write_text(text)
     write_json(Path(out) / "report.json", {"summary": table, **extra} if extra else table)
     return text
+
+
+def write_benchmark_report(out: Path) -> str:
+    """The report of the benchmark directory `out` (see `write_report`); a composite's parts are
+    reported into their directories and joined into out/report.md."""
+    from stackparse.benchmarks.runner import load_results
+    if not (Path(out) / "suite.json").is_file():
+        raise UserError(f"{out}: not a benchmark directory (no suite.json)")
+    held = json.loads((Path(out) / "suite.json").read_text())
+    profile = held.get("profile", "full")
+    if held["suite"] not in COMPOSITES:
+        suite = get_suite(held["suite"])
+        return write_report(suite, load_results(out), out, profile)
+    composite = COMPOSITES[held["suite"]]
+    text = f"{composite.description}\n" + "".join(
+        f"\n#### {part}\n\n" + write_report(get_suite(part), load_results(Path(out) / part), Path(out) / part, profile)
+        for part in composite.parts)
+    (Path(out) / "report.md").write_text(text)
+    return text
+
+
+def replace_block(path: Path, name: str, text: str) -> None:
+    """Put `text` into the markdown file `path` between its lines `<!-- report: NAME -->` and
+    `<!-- /report -->`, replacing what was there. The report's plots are copied beside it into
+    docs/figures (NAME.png, or NAME-PART.png for a composite's) and linked from there, since run
+    directories are not committed."""
+    path = Path(path)
+    start, end = f"<!-- report: {name} -->", "<!-- /report -->"
+    source = path.read_text()
+    pattern = re.compile(re.escape(start) + r"\n.*?" + re.escape(end), re.S)
+    if not pattern.search(source):
+        raise UserError(f"{path}: no block '{start}' ... '{end}' to put the report into")
+    image = re.compile(r"!\[([^\]]*)\]\(([^)]+\.png)\)")
+    several = len(image.findall(text)) > 1
+
+    def copy_plot(match: re.Match) -> str:
+        plot = Path(match.group(2))
+        target = path.parent / "docs" / "figures" / (f"{name}-{plot.parent.name}.png" if several else f"{name}.png")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(plot, target)
+        return f"![{match.group(1)}]({target.relative_to(path.parent).as_posix()})"
+
+    text = image.sub(copy_plot, text)
+    atomic_write(path, lambda tmp: Path(tmp).write_text(pattern.sub(lambda _: f"{start}\n{text.rstrip()}\n{end}", source)))

@@ -1,41 +1,82 @@
-"""Run a suite's jobs, each in its own process, resumably: a finished job's result is never redone.
+"""Run a benchmark's jobs on Dask distributed, resumably: a finished job's result is never redone.
 
-Each job writes `DIR/KEY/result.json` (config, seed, metrics, wall time, package versions); a
-failing job writes `DIR/KEY/error.json` instead and the others go on.
+Every (task, column, seed) job is independent. By default they run on a local Dask cluster of
+`workers` processes with one thread each (a DyNet process trains one model at a time); given a
+`scheduler` address they go to that existing cluster instead, unchanged. Each job writes
+`DIR/KEY/result.json` (config, seed, metrics, wall time, package versions) when it has finished, by
+an atomic rename, so a killed worker never leaves half a result; a failing job writes
+`DIR/KEY/error.json` instead and the others go on. A job with a result.json is never run again; one
+with only an error.json is run again. The workers write into DIR themselves: on a cluster, DIR must
+be a path that every worker sees (a shared filesystem).
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
+import pickle
 import platform
+import subprocess
+import sys
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from multiprocessing import get_context
 from pathlib import Path
 
 from tqdm import tqdm
 
-from stackparse.benchmarks.suites import Job, Suite
+from stackparse.benchmarks.suites import Job, Suite, suite_parts
 from stackparse.config import to_dict, write_json
+from stackparse.errors import UserError
+
+VERSIONED = ("dyNET38", "numpy", "stackparse", "distributed")
 
 
 def run_job(job: Job, out: Path) -> dict:
+    """Train and test one job in a fresh Python process (what a Dask worker runs); returns its record.
+
+    A process per job, because DyNet never gives memory back: a job that grows its pools (the NNPDA's
+    test on strings of length 960 takes about 14 GB) would otherwise keep them for every later job of
+    the worker. The process's output goes to DIR/KEY/output.txt; if it dies without a record (killed,
+    a crash in DyNet), the job is recorded as failed with its exit status."""
+    run_dir = Path(out) / job.key
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / "output.txt", "wb") as log:
+        done = subprocess.run([sys.executable, "-c", "import pickle, sys; from stackparse.benchmarks.runner "
+                               "import run_job_here; run_job_here(*pickle.load(sys.stdin.buffer))"],
+                              input=pickle.dumps((job, Path(out))), stdout=log, stderr=subprocess.STDOUT)
+    if (run_dir / "result.json").is_file():
+        return json.loads((run_dir / "result.json").read_text())
+    if done.returncode == 0:                # the job failed, and said why in error.json
+        return json.loads((run_dir / "error.json").read_text())
+    return record_error(job, out, f"the job's process ended with exit status {done.returncode}",
+                        (run_dir / "output.txt").read_text(errors="replace")[-4000:])
+
+
+def run_job_here(job: Job, out: Path) -> dict:
     """Train and test one job in this process; returns its result record."""
     run_dir = Path(out) / job.key
     start = time.perf_counter()
     try:
         config, metrics = _run(job, run_dir)
     except Exception as e:           # recorded, so one broken job does not stop the suite
-        write_json(run_dir / "error.json", {"job": dataclasses.asdict(job), "error": repr(e),
-                                            "traceback": traceback.format_exc()})
-        return {"job": dataclasses.asdict(job), "error": repr(e)}
+        return record_error(job, out, repr(e), traceback.format_exc())
     result = {"job": dataclasses.asdict(job), "config": config, "metrics": metrics,
               "wall_seconds": time.perf_counter() - start, "machine": platform.platform(),
-              "versions": {p: _version(p) for p in ("dyNET38", "numpy", "stackparse")}}
+              "python": platform.python_version(), "versions": {p: _version(p) for p in VERSIONED}}
     write_json(run_dir / "result.json", result)
+    (run_dir / "error.json").unlink(missing_ok=True)      # of an earlier, failed attempt
     return result
+
+
+def record_error(job: Job, out: Path, error: str, trace: str = "") -> dict:
+    """Write a job's error.json; returns the record the runner counts as failed."""
+    write_json(Path(out) / job.key / "error.json", {"job": dataclasses.asdict(job), "error": error,
+                                                    "traceback": trace})
+    return {"job": dataclasses.asdict(job), "error": error}
 
 
 def _run(job: Job, run_dir: Path) -> tuple[dict, dict]:
@@ -45,9 +86,25 @@ def _run(job: Job, run_dir: Path) -> tuple[dict, dict]:
         model_config, train, _, _ = job_settings(job)
         metrics = run_language_model(job.model, model_config, train, run_dir, progress=False)
         return json.loads((run_dir / "config.json").read_text()), metrics
+    if job.kind == "parser":
+        return _run_parser(job, run_dir)
     from stackparse.experiments import run_experiment
     config = experiment_config(job)
     return to_dict(config), run_experiment(config, run_dir, progress=False)
+
+
+def _run_parser(job: Job, run_dir: Path) -> tuple[dict, dict]:
+    """`train-parser` on the suite's train_file with the job's settings over the defaults, then
+    `bench-parser` on its test_file: test accuracy, parsing speed and the training figures."""
+    from parsers.api import PARSER_TRAINING, ParserConfig, obtain_if_known, train_parser
+    from parsers.benchmark import benchmark_parser
+    training = dataclasses.replace(PARSER_TRAINING, seed=job.seed, **job.train_settings)
+    train_parser(job.overrides["train_file"], None, run_dir, ParserConfig(**job.model_settings), training,
+                 progress=False)
+    test = Path(job.overrides["test_file"])
+    obtain_if_known(test, progress=False)
+    metrics = benchmark_parser(run_dir, test, run_dir / "benchmark")
+    return metrics.pop("config"), metrics
 
 
 def job_settings(job: Job) -> tuple[dict, "TrainConfig", "SequenceDataConfig", dict]:
@@ -82,22 +139,101 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def run_suite(suite: Suite, seeds: int, out: Path | str, workers: int = 1) -> list[dict]:
-    """Run every job of `suite` not yet finished in `out`; returns all result records."""
+@dataclass(frozen=True)
+class Outcome:
+    """What one `run_benchmark` did: jobs in all, already finished before, run now, failed now."""
+    jobs: int
+    skipped: int
+    ran: int
+    failed: int
+
+
+def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int | None = None,
+                  workers: int = 1, scheduler: str | None = None) -> Outcome:
+    """Run every job of suite `name` (a composite: of each part, into OUT/PART) not yet finished in `out`.
+
+    Args:
+        profile: the suites' profile (quick, full); seeds: per experiment (default: the profile's).
+        workers: processes of the local Dask cluster; scheduler: an existing cluster's address
+          (host:port) to send the jobs to instead.
+    """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "suite.json", {"suite": suite.name, "seeds": seeds})
-    jobs = suite.jobs(seeds)
-    todo = [j for j in jobs if not (out / j.key / "result.json").is_file()]
-    failed = 0
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool, \
-            tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc=suite.name, unit="run") as bar:
-        futures = [pool.submit(run_job, j, out) for j in todo]
-        for f in as_completed(futures):
-            failed += "error" in f.result()
-            bar.update()
-            bar.set_postfix(failed=failed)
-    return load_results(out)
+    parts = suite_parts(name)
+    _claim(out, name, profile, seeds or parts[0].profile(profile).seeds)
+    jobs = []
+    for suite in parts:
+        part_out = out if len(parts) == 1 else out / suite.name
+        n = seeds or suite.profile(profile).seeds
+        _claim(part_out, suite.name, profile, n)
+        jobs += [(job, part_out) for job in suite.jobs(n, profile)]
+    todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]
+    failed = _execute(todo, len(jobs), name, workers, scheduler) if todo else 0
+    return Outcome(len(jobs), len(jobs) - len(todo), len(todo), failed)
+
+
+def _claim(out: Path, suite: str, profile: str, seeds: int) -> None:
+    """Write out/suite.json, refusing a directory that holds another suite's or profile's runs (their
+    result files would count as this one's)."""
+    path = out / "suite.json"
+    if path.is_file():
+        held = json.loads(path.read_text())
+        if (held["suite"], held.get("profile", "full")) != (suite, profile):
+            raise UserError(f"{out} holds the runs of suite {held['suite']!r}, profile "
+                            f"{held.get('profile', 'full')!r}: give another --out")
+    write_json(path, {"suite": suite, "profile": profile, "seeds": seeds})
+
+
+def _execute(todo: list[tuple[Job, Path]], total: int, desc: str, workers: int, scheduler: str | None) -> int:
+    """Run `todo` on Dask with a progress bar (done / running / failed); returns the failed count."""
+    from distributed import as_completed
+
+    failed, token = 0, uuid.uuid4().hex[:8]
+    with _client(workers, scheduler) as client, \
+            tqdm(total=total, initial=total - len(todo), desc=desc, unit="run") as bar:
+        futures = {client.submit(run_job, job, d, key=f"{job.key}-{token}", pure=False): (job, d) for job, d in todo}
+        finished, shown = as_completed(futures), None
+        while not finished.is_empty():
+            for future in finished.next_batch(block=False):
+                failed += "error" in _outcome(future, *futures[future])
+                bar.update()
+            counts = {"running": _running(client, futures), "failed": failed}
+            if counts != shown:          # not every poll: the bar also goes to log files
+                bar.set_postfix(counts)
+                shown = counts
+            time.sleep(0.5)
+    return failed
+
+
+def _outcome(future, job: Job, out: Path) -> dict:
+    """A finished future's record; a job Dask itself gave up on (its worker died every time it ran
+    it, say) is recorded like any failing job."""
+    if future.status == "finished":
+        return future.result()
+    return record_error(job, out, repr(future.exception()), "".join(traceback.format_tb(future.traceback())))
+
+
+def _running(client, futures) -> int:
+    """Jobs of ours executing now: on each worker, those it holds, at most one per thread."""
+    ours = {f.key for f in futures}
+    threads = client.nthreads()
+    return sum(min(len(ours & set(keys)), threads.get(w, 1)) for w, keys in client.processing().items())
+
+
+@contextmanager
+def _client(workers: int, scheduler: str | None):
+    """A Dask client of the cluster at `scheduler`, or of a local one with `workers` processes."""
+    from distributed import Client, LocalCluster
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as e:
+            raise UserError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+        with client:
+            yield client
+        return
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        yield client
 
 
 def load_results(out: Path | str) -> list[dict]:

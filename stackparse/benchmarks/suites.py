@@ -2,14 +2,16 @@
 
 A column is a model, or a model with its own settings (a model may appear in several columns, e.g.
 the Stack RNN with and without rounding). A suite knows its experiments and which published table it reproduces; the
-runner and the report know nothing of tasks or models.
+runner and the report know nothing of tasks or models. A profile says how much of a suite to run
+(`quick`: minutes on this machine; `full`: the papers' protocols); a composite suite runs several
+suites as one benchmark (`algorithmic`: Table 2, memorization and addition).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from stackparse.benchmarks.published import JOULIN_MIKOLOV_TABLE2, JOULIN_MIKOLOV_TABLE4, grefenstette_table3
-from stackparse.errors import unknown_name
+from stackparse.errors import UserError, unknown_name
 from stackparse.training.sequence import SequenceDataConfig
 from stackparse.training.trainer import TrainConfig
 
@@ -50,6 +52,22 @@ class Job:
 
 
 @dataclass(frozen=True)
+class Profile:
+    """How much of a suite `bench --profile NAME` runs.
+
+    seeds: the default number of seeds (`--seeds` overrides it). train_settings / data_settings:
+    TrainConfig / SequenceDataConfig fields set on every job, after the suite's and the column's
+    own settings. note: what the profile changes, for the report."""
+    seeds: int
+    train_settings: dict = field(default_factory=dict)
+    data_settings: dict = field(default_factory=dict)
+    note: str = ""
+
+
+FULL = Profile(3, note="the suite's own settings")
+
+
+@dataclass(frozen=True)
 class Suite:
     """models: model names, or `Column`s where a model needs settings or appears twice."""
     name: str
@@ -66,6 +84,7 @@ class Suite:
     """Further (metric, published) tables from the same runs, after the main one. A metric is a key
     of the run's metrics, or a dotted path into them ("validation.val_accuracy")."""
     decimals: int = 1                   # of the numbers in the report's tables
+    profiles: dict = field(default_factory=lambda: {"full": FULL})     # name -> Profile
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -75,10 +94,27 @@ class Suite:
     def labels(self) -> tuple[str, ...]:
         return tuple(c.label for c in self.columns)
 
-    def jobs(self, seeds: int) -> list[Job]:
-        return [Job(t, c.model, s, self.overrides, c.label, self.kind, c.model_settings, c.train_settings,
-                    c.data_settings)
+    def profile(self, name: str) -> Profile:
+        try:
+            return self.profiles[name]
+        except KeyError:
+            raise UserError(f"suite {self.name!r} has no profile {name!r}; its profiles: "
+                            f"{', '.join(self.profiles)}") from None
+
+    def jobs(self, seeds: int, profile: str = "full") -> list[Job]:
+        p = self.profile(profile)
+        return [Job(t, c.model, s, self.overrides, c.label, self.kind, c.model_settings,
+                    {**c.train_settings, **p.train_settings}, {**c.data_settings, **p.data_settings})
                 for t in self.tasks for c in self.columns for s in range(1, seeds + 1)]
+
+
+@dataclass(frozen=True)
+class Composite:
+    """A suite made of suites (`parts`, names in SUITES): one benchmark, one run of all their jobs;
+    each part keeps its own directory, tables and plots, and needs the profile asked for."""
+    name: str
+    description: str
+    parts: tuple[str, ...]
 
 
 COUNTING = ("anbn", "anbncn", "anbncndn", "anb2n", "anbmcnm")
@@ -91,6 +127,14 @@ TABLE2 = "Joulin & Mikolov 2015, Table 2"
 # The Stack and List RNNs: online (batch size 1) as in the paper, 20 epochs (the curriculum reaches
 # n = 19 at epoch 16) rather than the default 40, to fit this machine's time budget.
 MEMORY_TRAINING = {"epochs": 20}
+MEMORY_COLUMNS = (Column("list-rnn", "list-rnn", {"lists": 5}, MEMORY_TRAINING),
+                  Column("stack-rnn", "stack-rnn", {"stacks": 10}, MEMORY_TRAINING),
+                  Column("stack-rnn+rounding", "stack-rnn", {"stacks": 10, "rounding": True}, MEMORY_TRAINING))
+# Joulin & Mikolov's suites in minutes (one seed; half the training sequences, 20 epochs for every
+# model): the quick profile of `algorithmic`, about 20 minutes with one worker on this machine.
+QUICK_JM = Profile(1, {"epochs": 20}, {"epoch_size": 1000},
+                   note="1 seed, 20 epochs of 1,000 sequences (the paper: 2,000; the RNN and LSTM 40 epochs)")
+JM_PROFILES = {"quick": QUICK_JM, "full": FULL}
 
 TRANSDUCTION = ("copy", "reversal", "bigram-flip", "svo-sov", "gender")
 TABLE3 = "Grefenstette et al. 2015, Table 3"
@@ -100,11 +144,12 @@ SUITES = {s.name: s for s in [
           COUNTING, ("rnn", "lstm"), JOULIN_MIKOLOV_TABLE2, paper=TABLE2),
     Suite("counting-memory",
           "Joulin & Mikolov 2015, Table 2, List RNN 40+5, Stack RNN 40+10 and Stack RNN 40+10 + rounding",
-          COUNTING,
-          (Column("list-rnn", "list-rnn", {"lists": 5}, MEMORY_TRAINING),
-           Column("stack-rnn", "stack-rnn", {"stacks": 10}, MEMORY_TRAINING),
-           Column("stack-rnn+rounding", "stack-rnn", {"stacks": 10, "rounding": True}, MEMORY_TRAINING)),
-          JOULIN_MIKOLOV_TABLE2, paper=TABLE2),
+          COUNTING, MEMORY_COLUMNS, JOULIN_MIKOLOV_TABLE2, paper=TABLE2),
+    Suite("counting",
+          "Joulin & Mikolov 2015, Table 2: RNN, LSTM, List RNN 40+5, Stack RNN 40+10 and Stack RNN 40+10 + "
+          "rounding on the five counting tasks",
+          COUNTING, ("rnn", "lstm", *MEMORY_COLUMNS), JOULIN_MIKOLOV_TABLE2, paper=TABLE2, curves=True,
+          profiles=JM_PROFILES),
     Suite("memorization",
           "Joulin & Mikolov 2015, Figure 2 (left): memorization, accuracy against n; 100 hidden units",
           ("memorization",),
@@ -112,12 +157,12 @@ SUITES = {s.name: s for s in [
            Column("list-rnn", "list-rnn", {"hidden": 100, "lists": 10}),
            Column("stack-rnn", "stack-rnn", {"hidden": 100, "stacks": 10})),
           {}, paper="Joulin & Mikolov 2015, Figure 2", overrides={"train": TrainConfig(**MEMORY_TRAINING)},
-          curves=True),
+          curves=True, profiles=JM_PROFILES),
     Suite("addition",
           "Joulin & Mikolov 2015, Figure 2 (right): binary addition, accuracy against n; Stack RNN 100+10",
           ("addition",), (Column("stack-rnn", "stack-rnn", {"hidden": 100, "stacks": 10}),),
           {}, paper="Joulin & Mikolov 2015, Figure 2", overrides={"train": TrainConfig(**MEMORY_TRAINING)},
-          curves=True),
+          curves=True, profiles=JM_PROFILES),
     Suite("lm-treebank",
           "Joulin & Mikolov 2015, Table 4 on the UD English EWT words (the PTB is not available here): "
           "test perplexity, 100 hidden units",
@@ -155,6 +200,21 @@ SUITES = {s.name: s for s in [
           {}, metric="error_by_split.test", paper="Mali et al., Table 1 (not available here)",
           more_metrics=(("error_by_split.test-960", {}),),
           overrides={"train": NSPDA_TRAINING, "data": SequenceDataConfig(noise=NSPDA_NOISE)}),
+    # Table 4's comparison: the second-order RNN and the NNPDA (no rules: they have no discrete stack to
+    # program) beside the NSPDAs of nspda-trained, with the same recipe; accuracy by length is plotted.
+    Suite("grammar",
+          "Mali, Ororbia & Giles, Table 4: 2nd-order RNN, NNPDA, NSPDA (2nd and 3rd order, half the rules "
+          "inserted) on the five languages, trained on lengths 1..21; percent of test strings (lengths 1..60) "
+          "misclassified",
+          GRAMMARS,
+          (Column("rnn2", "rnn2"), Column("nnpda", "nnpda"),
+           Column("nspda2", "nspda2", {"hidden": 32}, data_settings={"insert_rules": 0.5}),
+           Column("nspda3", "nspda3", {"hidden": 8}, data_settings={"insert_rules": 0.5})),
+          {}, metric="error_by_split.test", paper="Mali et al., Table 4 (not available here)",
+          more_metrics=(("error_by_split.test-960", {}),), curves=True,
+          overrides={"train": NSPDA_TRAINING, "data": SequenceDataConfig(noise=NSPDA_NOISE)},
+          # quick: one seed (about 15 minutes with one worker here, the NNPDA 2 of them per language)
+          profiles={"quick": Profile(1, note="1 seed"), "full": Profile(5, note="5 seeds")}),
     Suite("transduction",
           "Grefenstette et al. 2015, Table 3: copy, reversal, bigram flipping, SVO to SOV, gender conjugation; "
           "2-layer LSTM and Stack-, Queue-, DeQue-LSTMs, 64 units; coarse accuracy on lengths 65-128",
@@ -164,7 +224,34 @@ SUITES = {s.name: s for s in [
           more_metrics=(("fine_accuracy", grefenstette_table3("test fine")),
                         ("validation.val_accuracy", grefenstette_table3("train coarse")),
                         ("validation.val_fine_accuracy", grefenstette_table3("train fine")),
-                        ("validation.train_chars_per_s", {}))),     # the transduction tasks' default training
+                        ("validation.train_chars_per_s", {})),     # the transduction tasks' default training
+          profiles={"quick": Profile(1, {"max_minutes": 1.0}, note="1 seed, 1 minute of training per run "
+                                                                  "(the default: 10)"), "full": FULL}),
+    # The parser's main job as a benchmark: training (the default `train-parser`, or one epoch), then
+    # test accuracy and parsing speed (`bench-parser`'s figures); the task is the treebank, by its
+    # `corpus get` name. A missing corpora/en*.conllu is obtained first.
+    Suite("parser",
+          "The stack-LSTM parser (Dyer et al. 2015) on UD English EWT v2.15: test LAS (gold tokenization "
+          "and UPOS), greedy decoding",
+          ("en",), ("stack-lstm",), {}, metric="test_las", kind="parser", decimals=2,
+          overrides={"train_file": "corpora/en.conllu", "test_file": "corpora/en-test.conllu"},
+          more_metrics=(("test_uas", {}), ("parse_words_per_s", {}), ("train_minutes", {})),
+          profiles={"quick": Profile(1, {"epochs": 1}, note="1 epoch of training"),
+                    "full": Profile(1, note="the default train-parser job")}),
+    # Seconds, not science: tiny models and one epoch of 10 sequences, to check a set-up (a Dask cluster, say)
+    # end to end; the tests run it.
+    Suite("smoke",
+          "A smoke test of the machinery: 4-unit RNN and LSTM, one epoch of 10 sequences of a^n b^n and "
+          "a^n b^n c^n, tested on n = 19 only",
+          ("anbn", "anbncn"), (Column("rnn", "rnn", {"hidden": 4}), Column("lstm", "lstm", {"hidden": 4})),
+          JOULIN_MIKOLOV_TABLE2, paper=TABLE2,
+          overrides={"train": TrainConfig(epochs=1), "data": SequenceDataConfig(epoch_size=10, validation_size=5),
+                     "test_n": (19, 19)},
+          profiles={"quick": Profile(2, note="2 seeds"), "full": Profile(2, note="2 seeds")}),
+]}
+COMPOSITES = {c.name: c for c in [
+    Composite("algorithmic", "Joulin & Mikolov 2015: Table 2 (counting), Figure 2 (memorization, binary addition)",
+              ("counting", "memorization", "addition")),
 ]}
 
 
@@ -172,4 +259,11 @@ def get_suite(name: str) -> Suite:
     try:
         return SUITES[name]
     except KeyError:
-        raise unknown_name("suite", name, SUITES) from None
+        raise unknown_name("suite", name, [*SUITES, *COMPOSITES]) from None
+
+
+def suite_parts(name: str) -> tuple[Suite, ...]:
+    """The suites `bench NAME` runs: a composite's parts, or the one suite."""
+    if name in COMPOSITES:
+        return tuple(get_suite(part) for part in COMPOSITES[name].parts)
+    return (get_suite(name),)

@@ -1,0 +1,159 @@
+"""`bench` on Dask distributed: a real scheduler and workers on localhost give the local run's
+results; a suite whose worker is killed midway is completed by a re-run without redoing or losing a
+finished result; the same suite and seeds give the same metrics; profiles, composites and reports."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from stackparse.benchmarks import suites
+from stackparse.benchmarks.report import replace_block
+from stackparse.errors import UserError
+from tests.cli_runner import run
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE_RUNS = 8                                     # the smoke suite: 2 tasks x 2 models x 2 seeds
+
+
+@pytest.fixture(autouse=True)
+def small_dynet(monkeypatch):
+    """Small DyNet pools for every process these tests start (the smoke suite's models are tiny): a
+    process touches all of its pools at start, 1.4 GB by default."""
+    monkeypatch.setenv("STACKPARSE_DYNET_MEM", "32,32,32,32")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def cluster():
+    """Start a `dask scheduler` and return (its address, a function that starts a `dask worker`
+    process); every process is stopped afterwards, with the processes it started (its process group:
+    a worker runs each job in a child process)."""
+    address, processes = f"tcp://127.0.0.1:{free_port()}", []
+
+    def start(*args):
+        processes.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_" + args[0], *args[1:]],
+                                          cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True))
+        return processes[-1]
+
+    start("scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard")
+    yield address, lambda: start("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard")
+    for p in processes:
+        kill(p)
+
+
+def kill(process: subprocess.Popen) -> None:
+    """SIGKILL a process and every process of its group, as when its machine goes down."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def wait_for_workers(address: str, n: int) -> None:
+    from distributed import Client
+    with Client(address, timeout="30s") as client:
+        client.wait_for_workers(n, timeout=60)
+
+
+def metrics(out: Path) -> dict:
+    """Each run's metrics, without the times (which no two runs share)."""
+    def untimed(d):
+        return {k: untimed(v) if isinstance(v, dict) else v for k, v in d.items()
+                if "seconds" not in k and "per_s" not in k}
+    return {p.parent.name: untimed(json.loads(p.read_text())["metrics"]) for p in sorted(out.glob("*/result.json"))}
+
+
+def test_a_cluster_of_two_workers_gives_the_local_runs_results(cluster, tmp_path):
+    address, start_worker = cluster
+    start_worker(), start_worker()
+    wait_for_workers(address, 2)
+    remote = run("bench", "smoke", "--seeds", "1", "--scheduler", address, "--out", tmp_path / "remote")
+    assert "4 runs: 0 finished before, 4 run now (0 failed)" in remote
+    run("bench", "smoke", "--seeds", "1", "--workers", "1", "--out", tmp_path / "local")
+    assert len(metrics(tmp_path / "remote")) == 4
+    assert metrics(tmp_path / "remote") == metrics(tmp_path / "local")          # reproducible, wherever run
+
+
+def test_a_rerun_completes_a_suite_whose_worker_was_killed(cluster, tmp_path):
+    address, start_worker = cluster
+    worker = start_worker()
+    wait_for_workers(address, 1)
+    out = tmp_path / "bench"
+    client = subprocess.Popen([sys.executable, "cli.py", "bench", "smoke", "--scheduler", address, "--out", out],
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not list(out.glob("*/result.json")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    kill(worker)                                   # mid-suite: at least one run finished, not all
+    kill(client)
+    finished = {p: p.stat().st_mtime_ns for p in out.glob("*/result.json")}
+    assert 1 <= len(finished) < SMOKE_RUNS
+    assert all(json.loads(p.read_text())["metrics"] for p in finished)      # whole files only
+
+    rerun = run("bench", "smoke", "--out", out)
+    assert f"{len(finished)} finished before, {SMOKE_RUNS - len(finished)} run now (0 failed)" in rerun
+    assert {p: p.stat().st_mtime_ns for p in finished} == finished           # none redone
+    assert len(list(out.glob("*/result.json"))) == SMOKE_RUNS
+
+
+def test_a_failing_run_is_recorded_and_run_again_next_time(tmp_path, monkeypatch):
+    broken = suites.Suite("broken", "one good column, one broken", ("anbn",),
+                          (suites.Column("rnn", "rnn", {"hidden": 4}),
+                           suites.Column("bad", "lstm", {"hidden": 4}, {"lr_schedule": "nope"})), {},
+                          overrides=suites.get_suite("smoke").overrides)
+    monkeypatch.setitem(suites.SUITES, broken.name, broken)
+    out = run("bench", "broken", "--seeds", "1", "--out", tmp_path)
+    assert "2 runs: 0 finished before, 2 run now (1 failed)" in out
+    assert (tmp_path / "anbn--rnn--s1" / "result.json").is_file()
+    assert "--lr-schedule" in json.loads((tmp_path / "anbn--bad--s1" / "error.json").read_text())["error"]
+    assert "1 finished before, 1 run now (1 failed)" in run("bench", "broken", "--seeds", "1", "--out", tmp_path)
+
+
+def test_profiles_set_seeds_and_training_and_a_directory_holds_one_profile(tmp_path):
+    counting = suites.get_suite("counting")
+    quick, full = counting.jobs(counting.profile("quick").seeds, "quick"), counting.jobs(3, "full")
+    assert len(quick) == 25 and len(full) == 75
+    stack = next(j for j in quick if j.label == "stack-rnn")
+    assert stack.train_settings == {"epochs": 20} and stack.data_settings == {"epoch_size": 1000}
+    assert next(j for j in full if j.label == "stack-rnn").data_settings == {}
+    with pytest.raises(UserError, match="no profile 'quick'"):
+        suites.get_suite("nspda-hints").profile("quick")
+    out, doc = tmp_path / "bench", tmp_path / "BENCH.md"
+    run("bench", "smoke", "--profile", "quick", "--seeds", "1", "--out", out)
+    assert "profile 'quick': give another --out" in run("bench", "smoke", "--out", out, ok=False)
+    doc.write_text("<!-- report: smoke -->\n<!-- /report -->\n")
+    run("report", out, "--into", doc, "--name", "smoke")
+    assert "profile quick (2 seeds)" in doc.read_text() and "| anbn | 0.0 ± 0.0" in doc.read_text()
+
+
+def test_every_model_of_the_grammar_suite_on_every_language():
+    grammar = suites.get_suite("grammar")
+    assert {(j.task, j.model) for j in grammar.jobs(1)} == \
+        {(t, m) for t in suites.GRAMMARS for m in ("rnn2", "nnpda", "nspda2", "nspda3")}
+    assert [p.name for p in suites.suite_parts("algorithmic")] == ["counting", "memorization", "addition"]
+
+
+def test_report_into_a_marked_block_of_a_markdown_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    doc = tmp_path / "BENCH.md"
+    doc.write_text("# Title\n\n<!-- report: smoke -->\nold table\n<!-- /report -->\n\nafter\n")
+    plot = tmp_path / "runs" / "part" / "curves.png"
+    plot.parent.mkdir(parents=True)
+    plot.write_bytes(b"png")
+    replace_block(doc, "smoke", f"| a | b |\n\n![curves]({plot.relative_to(tmp_path)})\n")
+    assert doc.read_text() == ("# Title\n\n<!-- report: smoke -->\n| a | b |\n\n"
+                               "![curves](docs/figures/smoke.png)\n<!-- /report -->\n\nafter\n")
+    assert (tmp_path / "docs" / "figures" / "smoke.png").read_bytes() == b"png"
+    with pytest.raises(UserError, match="no block"):
+        replace_block(doc, "other", "x")
