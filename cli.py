@@ -278,6 +278,7 @@ def bench(suite, profile, seeds, workers, scheduler, out):
       grammar         the NSPDA paper's Table 4: rnn2, nnpda, nspda2, nspda3 on the five languages
       transduction    Grefenstette et al. Table 3
       parser          the stack-LSTM parser on UD English EWT: test LAS / UAS, words/s
+      smoke           tiny models, seconds: checks a set-up (a cluster, say) end to end
     and the finer ones: counting, counting-baselines, counting-memory, memorization, addition,
     lm-treebank, nspda-trained, nspda-hints (full profile only, except counting, memorization, addition).
     """

@@ -1,6 +1,7 @@
 """`bench` on Dask distributed: a real scheduler and workers on localhost give the local run's
 results; a suite whose worker is killed midway is completed by a re-run without redoing or losing a
 finished result; the same suite and seeds give the same metrics; profiles, composites and reports."""
+import dataclasses
 import json
 import os
 import signal
@@ -13,9 +14,14 @@ from pathlib import Path
 import pytest
 
 from stackparse.benchmarks import suites
-from stackparse.benchmarks.report import replace_block
+from stackparse.benchmarks.report import aggregate, markdown, replace_block
 from stackparse.errors import UserError
 from tests.cli_runner import run
+from tests.parsers_fixtures import SMALL_CONLLU, write
+
+# A parser small enough to train in a second (ParserConfig fields).
+TINY_PARSER = {"word_dim": 8, "upos_dim": 4, "char_hidden": 0, "token_dim": 8, "context_layers": 1,
+               "context_dim": 4, "lstm_dim": 8, "lstm_layers": 1, "state_dim": 8}
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE_RUNS = 8                                     # the smoke suite: 2 tasks x 2 models x 2 seeds
@@ -120,7 +126,7 @@ def test_a_failing_run_is_recorded_and_run_again_next_time(tmp_path, monkeypatch
     assert "1 finished before, 1 run now (1 failed)" in run("bench", "broken", "--seeds", "1", "--out", tmp_path)
 
 
-def test_profiles_set_seeds_and_training_and_a_directory_holds_one_profile(tmp_path):
+def test_profiles_set_seeds_and_training(tmp_path):
     counting = suites.get_suite("counting")
     quick, full = counting.jobs(counting.profile("quick").seeds, "quick"), counting.jobs(3, "full")
     assert len(quick) == 25 and len(full) == 75
@@ -129,12 +135,24 @@ def test_profiles_set_seeds_and_training_and_a_directory_holds_one_profile(tmp_p
     assert next(j for j in full if j.label == "stack-rnn").data_settings == {}
     with pytest.raises(UserError, match="no profile 'quick'"):
         suites.get_suite("nspda-hints").profile("quick")
+
+
+def test_a_composite_runs_its_parts_into_one_report_and_a_markdown_block(tmp_path, monkeypatch):
+    curved = dataclasses.replace(suites.get_suite("smoke"), name="smoke-curves", curves=True)
+    monkeypatch.setitem(suites.SUITES, curved.name, curved)
+    monkeypatch.setitem(suites.COMPOSITES, "both", suites.Composite("both", "two smoke suites", ("smoke", curved.name)))
     out, doc = tmp_path / "bench", tmp_path / "BENCH.md"
-    run("bench", "smoke", "--profile", "quick", "--seeds", "1", "--out", out)
-    assert "profile 'quick': give another --out" in run("bench", "smoke", "--out", out, ok=False)
-    doc.write_text("<!-- report: smoke -->\n<!-- /report -->\n")
-    run("report", out, "--into", doc, "--name", "smoke")
-    assert "profile quick (2 seeds)" in doc.read_text() and "| anbn | 0.0 ± 0.0" in doc.read_text()
+    assert "8 runs: 0 finished before, 8 run now" in run("bench", "both", "--profile", "quick", "--seeds", "1", "--out", out)
+    assert len(list(out.glob("smoke*/*/result.json"))) == 8
+    assert "holds the runs of suite 'both', profile 'quick'" in run("bench", "both", "--out", out, ok=False)
+    doc.write_text("text\n<!-- report: both -->\n<!-- /report -->\n")
+    monkeypatch.chdir(tmp_path)
+    run("report", "bench", "--into", doc, "--name", "both")
+    block = doc.read_text()
+    assert "#### smoke\n" in block and "#### smoke-curves\n" in block and "profile quick (2 seeds)" in block
+    assert "| anbn | 0.0 (1 seed) | 25.0 | -25.0 |" in block
+    assert "![smoke-curves: accuracy against n](docs/figures/both.png)" in block
+    assert (tmp_path / "docs" / "figures" / "both.png").stat().st_size > 1000
 
 
 def test_every_model_of_the_grammar_suite_on_every_language():
@@ -157,3 +175,27 @@ def test_report_into_a_marked_block_of_a_markdown_file(tmp_path, monkeypatch):
     assert (tmp_path / "docs" / "figures" / "smoke.png").read_bytes() == b"png"
     with pytest.raises(UserError, match="no block"):
         replace_block(doc, "other", "x")
+
+
+def test_the_parser_suite_trains_then_reports_accuracy_and_speed(tmp_path, monkeypatch):
+    for split in ("train", "dev", "test"):
+        write(tmp_path, f"{split}.conllu", SMALL_CONLLU)
+    tiny = dataclasses.replace(
+        suites.get_suite("parser"), name="tiny-parser", tasks=("small",),
+        overrides={"train_file": str(tmp_path / "train.conllu"), "test_file": str(tmp_path / "test.conllu")},
+        models=(suites.Column("stack-lstm", "stack-lstm", TINY_PARSER, {"batch_size": 2}),))
+    monkeypatch.setitem(suites.SUITES, tiny.name, tiny)
+    out = run("bench", tiny.name, "--profile", "quick", "--out", tmp_path / "bench")
+    assert "1 runs: 0 finished before, 1 run now (0 failed)" in out and "metric: parse_words_per_s" in out
+    result = json.loads((tmp_path / "bench" / "small--stack-lstm--s1" / "result.json").read_text())
+    assert result["config"]["train"]["epochs"] == 1 and 0 <= result["metrics"]["test_las"] <= 100
+
+
+def test_table_2_has_a_row_per_model_and_beside_each_task_the_paper_and_the_difference():
+    counting = suites.get_suite("counting")
+    results = [{"job": {"task": task, "model": "stack-rnn", "label": label}, "metrics": {"percent_n_correct": value}}
+               for task in suites.COUNTING for label in counting.labels for value in (90.0, 100.0)]
+    text = markdown(counting, aggregate(counting, results))
+    assert text.startswith("| model | anbn (ours) | anbn (paper) | Δ | anbncn (ours) |")
+    assert "| rnn | 95.0 ± 5.0 (best 100.0, 2 seeds) | 25.0 | +70.0 |" in text
+    assert "| stack-rnn+rounding | 95.0 ± 5.0 (best 100.0, 2 seeds) | 100.0 | -5.0 |" in text

@@ -51,28 +51,41 @@ def aggregate(suite: Suite, results: list[dict], metric: str | None = None, publ
 
 
 def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
-    """One row per task; per column: ours (mean ± std, best over seeds), and where the paper has
-    numbers for the column, the paper's number and ours minus it (Δ)."""
-    with_paper = [label for label in suite.labels if any(row[label]["published"] is not None for row in table.values())]
-    paper = suite.paper or "paper"
-    header = ["task"] + [c for m in suite.labels
-                         for c in ([f"{m} (ours)", f"{m} ({paper})", "Δ"] if m in with_paper else [f"{m} (ours)"])]
+    """A row per task and a column group per model (`suite.rows == "models"`: the other way round, as
+    Joulin & Mikolov's Table 2). Each group: ours (mean ± std over seeds, the best seed), and where
+    the paper has numbers for it, the paper's number and ours minus it (Δ)."""
+    cells = {(task, label): c for task, row in table.items() for label, c in row.items()}
+    rows, columns = list(table), list(suite.labels)
+    if suite.rows == "models":
+        rows, columns = columns, rows
+    cell = (lambda r, c: cells[c, r]) if suite.rows == "models" else (lambda r, c: cells[r, c])
+    with_paper = [c for c in columns if any(cell(r, c)["published"] is not None for r in rows)]
+    header = [suite.rows[:-1]] + [h for c in columns
+                                  for h in ([f"{c} (ours)", f"{c} (paper)", "Δ"] if c in with_paper else [f"{c} (ours)"])]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     best = min if any(word in (metric or suite.metric) for word in ("perplexity", "error")) else max   # lower is better
     d = suite.decimals
-    for task, row in table.items():
-        cells = [task]
-        for label in suite.labels:
-            c = row[label]
-            ours = "—" if c["mean"] is None else \
-                f"{c['mean']:.{d}f} ± {c['std']:.{d}f} (best {best(c['values']):.{d}f}, {c['runs']} seeds)"
-            cells.append(ours)
-            if label in with_paper:
-                both = c["mean"] is not None and c["published"] is not None
-                cells += ["—" if c["published"] is None else f"{c['published']:.{d}f}",
-                          f"{c['mean'] - c['published']:+.{d}f}" if both else "—"]
-        lines.append("| " + " | ".join(cells) + " |")
+    for r in rows:
+        line = [r]
+        for c in columns:
+            line += _cells(cell(r, c), best, d, c in with_paper)
+        lines.append("| " + " | ".join(line) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _cells(c: dict, best, d: int, with_paper: bool) -> list[str]:
+    """Ours (mean ± std, and the best seed where there are several), then the paper's number and Δ."""
+    if c["mean"] is None:
+        ours = "—"
+    elif c["runs"] == 1:
+        ours = f"{c['mean']:.{d}f} (1 seed)"
+    else:
+        ours = f"{c['mean']:.{d}f} ± {c['std']:.{d}f} (best {best(c['values']):.{d}f}, {c['runs']} seeds)"
+    if not with_paper:
+        return [ours]
+    both = c["mean"] is not None and c["published"] is not None
+    return [ours, "—" if c["published"] is None else f"{c['published']:.{d}f}",
+            f"{c['mean'] - c['published']:+.{d}f}" if both else "—"]
 
 
 RANGES = ((1, 10), (11, 19), (20, 29), (30, 39), (40, 49), (50, 60))
@@ -112,9 +125,10 @@ def plot_curves(curve_table: dict, path: Path, title: str) -> None:
     for ax, task in zip(axes[0], tasks):
         for label, curve in curve_table[task].items():
             ax.plot(list(curve), [100 * a for a in curve.values()], marker=".", label=label)
-        ax.axvspan(*get_task(task).protocol.train_n, color="0.9", label="training sizes")
-        ax.set(title=f"{task}", xlabel="n (grammars: string length)", ylabel="test sequences correct (%)",
-               ylim=(-3, 103))
+        task_obj = get_task(task)
+        ax.axvspan(*task_obj.protocol.train_n, color="0.9", label="training sizes")
+        ax.set(title=f"{task}", xlabel="string length" if task_obj.kind == "grammar" else "n",
+               ylabel="test sequences correct (%)", ylim=(-3, 103))
         ax.legend(fontsize=7)
     fig.suptitle(textwrap.fill(title, 50 * len(tasks)), fontsize=8)
     fig.tight_layout()
@@ -126,7 +140,8 @@ def write_report(suite: Suite, results: list[dict], out: Path, profile: str = "f
     """report.md and report.json in `out` (and curves.png for suites with curves); returns the text."""
     table, extra = aggregate(suite, results), {}
     note = suite.profile(profile).note if profile in suite.profiles else ""
-    text = f"{suite.description}; profile {profile} ({note}); metric: {suite.metric}\n\n" + markdown(suite, table)
+    text = (f"{suite.description}; profile {profile} ({note}); paper: {suite.paper or 'none'}; "
+            f"metric: {suite.metric}\n\n" + markdown(suite, table))
     for metric, published in suite.more_metrics:
         extra[metric] = aggregate(suite, results, metric, published)
         text += f"\nmetric: {metric}\n\n" + markdown(suite, extra[metric], metric)

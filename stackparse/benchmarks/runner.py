@@ -165,7 +165,7 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
         part_out = out if len(parts) == 1 else out / suite.name
         n = seeds or suite.profile(profile).seeds
         _claim(part_out, suite.name, profile, n)
-        jobs += [(job, part_out) for job in suite.jobs(n, profile)]
+        jobs += [(job, part_out.resolve()) for job in suite.jobs(n, profile)]     # absolute: workers may start elsewhere
     todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]
     failed = _execute(todo, len(jobs), name, workers, scheduler) if todo else 0
     return Outcome(len(jobs), len(jobs) - len(todo), len(todo), failed)
@@ -190,7 +190,9 @@ def _execute(todo: list[tuple[Job, Path]], total: int, desc: str, workers: int, 
     failed, token = 0, uuid.uuid4().hex[:8]
     with _client(workers, scheduler) as client, \
             tqdm(total=total, initial=total - len(todo), desc=desc, unit="run") as bar:
-        futures = {client.submit(run_job, job, d, key=f"{job.key}-{token}", pure=False): (job, d) for job, d in todo}
+        # a key per job: two parts of a composite may hold jobs of the same name
+        futures = {client.submit(run_job, job, d, key=f"{d.name}/{job.key}-{token}", pure=False): (job, d)
+                   for job, d in todo}
         finished, shown = as_completed(futures), None
         while not finished.is_empty():
             for future in finished.next_batch(block=False):

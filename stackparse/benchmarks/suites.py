@@ -85,6 +85,7 @@ class Suite:
     of the run's metrics, or a dotted path into them ("validation.val_accuracy")."""
     decimals: int = 1                   # of the numbers in the report's tables
     profiles: dict = field(default_factory=lambda: {"full": FULL})     # name -> Profile
+    rows: str = "tasks"                 # of the report's tables: "tasks", or "models" (a column per task)
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -149,7 +150,7 @@ SUITES = {s.name: s for s in [
           "Joulin & Mikolov 2015, Table 2: RNN, LSTM, List RNN 40+5, Stack RNN 40+10 and Stack RNN 40+10 + "
           "rounding on the five counting tasks",
           COUNTING, ("rnn", "lstm", *MEMORY_COLUMNS), JOULIN_MIKOLOV_TABLE2, paper=TABLE2, curves=True,
-          profiles=JM_PROFILES),
+          profiles=JM_PROFILES, rows="models"),
     Suite("memorization",
           "Joulin & Mikolov 2015, Figure 2 (left): memorization, accuracy against n; 100 hidden units",
           ("memorization",),
