@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from stackparse.benchmarks.suites import Job, Suite, suite_parts
+from stackparse.benchmarks.suites import Job, suite_parts
 from stackparse.config import to_dict, write_json
 from stackparse.errors import UserError
 
@@ -38,9 +38,9 @@ VERSIONED = ("dyNET38", "numpy", "stackparse", "distributed")
 def run_job(job: Job, out: Path) -> dict:
     """Train and test one job in a fresh Python process (what a Dask worker runs); returns its record.
 
-    A process per job, because DyNet never gives memory back: a job that grows its pools (the NNPDA's
-    test on strings of length 960 takes about 14 GB) would otherwise keep them for every later job of
-    the worker. The process's output goes to DIR/KEY/output.txt; if it dies without a record (killed,
+    A process per job, because DyNet never gives memory back: a job that grows its pools (an analog
+    stack's graph over a batch of long test strings took 14 GB) would otherwise keep them for every
+    later job of the worker. The process's output goes to DIR/KEY/output.txt; if it dies without a record (killed,
     a crash in DyNet), the job is recorded as failed with its exit status."""
     run_dir = Path(out) / job.key
     run_dir.mkdir(parents=True, exist_ok=True)
