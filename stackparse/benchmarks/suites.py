@@ -132,7 +132,7 @@ MEMORY_COLUMNS = (Column("list-rnn", "list-rnn", {"lists": 5}, MEMORY_TRAINING),
                   Column("stack-rnn", "stack-rnn", {"stacks": 10}, MEMORY_TRAINING),
                   Column("stack-rnn+rounding", "stack-rnn", {"stacks": 10, "rounding": True}, MEMORY_TRAINING))
 # Joulin & Mikolov's suites in minutes (one seed; half the training sequences, 20 epochs for every
-# model): the quick profile of `algorithmic`, about 20 minutes with one worker on this machine.
+# model): the quick profile of `algorithmic`, 12 minutes with one worker on this machine (BENCHMARKS.md).
 QUICK_JM = Profile(1, {"epochs": 20}, {"epoch_size": 1000},
                    note="1 seed, 20 epochs of 1,000 sequences (the paper: 2,000; the RNN and LSTM 40 epochs)")
 JM_PROFILES = {"quick": QUICK_JM, "full": FULL}
@@ -214,7 +214,7 @@ SUITES = {s.name: s for s in [
           {}, metric="error_by_split.test", paper="Mali et al., Table 4 (not available here)",
           more_metrics=(("error_by_split.test-960", {}),), curves=True,
           overrides={"train": NSPDA_TRAINING, "data": SequenceDataConfig(noise=NSPDA_NOISE)},
-          # quick: one seed (about 15 minutes with one worker here, the NNPDA 2 of them per language)
+          # quick: one seed, 11 minutes with one worker here (BENCHMARKS.md), most of it the NNPDA's
           profiles={"quick": Profile(1, note="1 seed"), "full": Profile(5, note="5 seeds")}),
     Suite("transduction",
           "Grefenstette et al. 2015, Table 3: copy, reversal, bigram flipping, SVO to SOV, gender conjugation; "
