@@ -151,6 +151,11 @@ def test_a_composite_runs_its_parts_into_one_report_and_a_markdown_block(tmp_pat
     block = doc.read_text()
     assert "#### smoke\n" in block and "#### smoke-curves\n" in block and "profile quick (2 seeds)" in block
     assert "| anbn | 0.0 (1 seed) | 25.0 | -25.0 |" in block
+    try:
+        import matplotlib  # noqa: F401  (optional: pip install '.[plot]')
+    except ImportError:
+        assert "(no plot: matplotlib is not installed" in block
+        return
     assert "![smoke-curves: accuracy against n](docs/figures/both.png)" in block
     assert (tmp_path / "docs" / "figures" / "both.png").stat().st_size > 1000
 
