@@ -34,7 +34,7 @@ import dynet as dy
 import numpy as np
 
 from parsers import trees
-from parsers.transitions import Configuration, OpKind, get_system, perform
+from parsers.transitions import SYSTEMS, Configuration, OpKind, get_system, perform
 from parsers.vocab import Vocab
 from stackparse.errors import UserError
 from stackparse.memories import StackLSTM, StackState
@@ -69,9 +69,10 @@ class ParserConfig:
                      "action_dim", "rel_dim", "state_dim"):
             if getattr(self, name) < 1:
                 raise UserError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(self, name)})")
-        if self.explore_after >= 0 and self.system not in ("arc-hybrid", "arc-hybrid-swap"):
-            raise UserError(f"--explore-after needs a system with a dynamic oracle (arc-hybrid, "
-                            f"arc-hybrid-swap), not {self.system}")
+        if self.explore_after >= 0 and self.system in SYSTEMS and not SYSTEMS[self.system].dynamic_oracle:
+            with_oracle = ", ".join(name for name, system in SYSTEMS.items() if system.dynamic_oracle)
+            raise UserError(f"--explore-after needs a system with a dynamic oracle ({with_oracle}), not "
+                            f"{self.system}; --explore-after -1 trains with the static oracle alone")
         if self.explore_alpha <= 0:
             raise UserError(f"--explore-alpha must be positive (got {self.explore_alpha})")
         if not 0 <= self.dropout < 1 or self.word_dropout < 0:
@@ -270,7 +271,7 @@ class StackLSTMParser:
         model itself, p(z)^alpha renormalised (Ballesteros et al. 2016, "Training with Exploration
         Improves a Greedy Stack LSTM Parser", EMNLP: the states seen in training are then those the
         parser's own mistakes lead to), and the correct actions are the dynamic oracle's, their
-        probabilities summed (ibid.: with several optimal actions, the model may prefer any).
+        probabilities summed (our choice: where several actions are optimal, the model may prefer any).
         Non-projective sentences keep the static oracle (see `parsers.transitions`).
 
         The sentences advance in lockstep; when some explore, each step's scores are computed (one

@@ -366,6 +366,7 @@ class TransitionSystem:
     """
     name: ClassVar[str]
     transitions: ClassVar[tuple[Transition, ...]]
+    dynamic_oracle: ClassVar[bool] = False      # whether `optimal` is defined (the system has `_costs`)
 
     def __init__(self, labels: Sequence[str]):
         if ROOT_LABEL not in labels:
@@ -542,6 +543,7 @@ class ArcHybrid(TransitionSystem):
     Projective trees only."""
     name = "arc-hybrid"
     transitions = (HybridLeftArc(), RightArc(), Shift())
+    dynamic_oracle = True
 
     def _costs(self, config, gold):
         """Goldberg & Nivre (2013, §5.2): a word leaves the stack when it gets its head, and a stack
