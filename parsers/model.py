@@ -279,7 +279,7 @@ class StackLSTMParser:
         """
         system = self.system
         parses = [self._start(tokens) for tokens in self._tokens(sentences, rng)]
-        golds = [(s.heads, s.deprels) for s in sentences]
+        golds = [(tuple(s.heads), tuple(s.deprels)) for s in sentences]     # once, not at every step
         exploring = [explore and trees.is_projective(heads) for heads, _ in golds]
         steps = [0] * len(parses)
         terms, active = [], list(range(len(parses)))
