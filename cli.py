@@ -7,24 +7,35 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import click
 
-from parsers.api import PARSER_TRAINING
-from parsers.model import ParserConfig
-from stackparse.errors import UserError
-from stackparse.training.gradients import METHODS
-from stackparse.training.sequence import SequenceDataConfig
-from stackparse.training.trainer import TrainConfig
+# Nothing of stackparse or parsers is imported here: DyNet is configured at the first import, and the
+# parser's commands need its memory pre-allocated (`parsers/__init__.py`), the others do not.
+PARSER_COMMANDS = ("train-parser", "parse", "bench-parser", "evaluate")
 
 
 class Group(click.Group):
-    """Turns a UserError anywhere below into one line on standard error and exit status 2."""
+    """Turns a UserError anywhere below into one line on standard error and exit status 2 (a
+    setting's error names its flag), and a warning into one line too."""
+
+    def resolve_command(self, ctx, args):
+        name, command, rest = super().resolve_command(ctx, args)
+        if name in PARSER_COMMANDS:
+            import parsers  # noqa: F401  (before stackparse: DyNet's pools for autobatching)
+        return name, command, rest
 
     def invoke(self, ctx):
+        from stackparse.config import SettingError
+        from stackparse.errors import UserError
+        warnings.showwarning = lambda message, *_, **__: click.echo(f"warning: {message}", err=True)
         try:
             return super().invoke(ctx)
+        except SettingError as e:
+            click.echo(f"error: {_flag(e.setting)} {e.problem}", err=True)
+            sys.exit(2)
         except UserError as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
@@ -56,126 +67,98 @@ def models():
         click.echo(f"{name:14} {cls.description}")
 
 
-def _fields_as_options(*defaults, skip=()):
-    """click options for the fields of settings dataclasses (instances: their values are shown as
-    the defaults). Options default to None, so only what the user typed overrides a setting."""
-    fields = {}
-    for settings in defaults:
-        for fld in dataclasses.fields(settings):
-            if fld.name not in skip:
-                fields.setdefault(fld.name, getattr(settings, fld.name))
-
-    def decorate(f):
-        for name, default in reversed(list(fields.items())):
-            flag, shown = f"--{name.replace('_', '-')}", str(default) if default != "" else "none"
-            if isinstance(default, bool):     # --rounding / --no-rounding
-                f = click.option(f"{flag}/--no-{name.replace('_', '-')}", name, default=None,
-                                 show_default=shown, help=_field_help(name))(f)
-            else:
-                f = click.option(flag, name, type=type(default), default=None,
-                                 show_default=shown, help=_field_help(name))(f)
-        return f
-    return decorate
+def _leaves(settings) -> list[tuple[str, dataclasses.Field, object]]:
+    """(name, field, value) of every setting of a settings instance, nested settings flattened."""
+    found = []
+    for fld in dataclasses.fields(settings):
+        value = getattr(settings, fld.name)
+        found += _leaves(value) if dataclasses.is_dataclass(value) else [(fld.name, fld, value)]
+    return found
 
 
-def _model_configs():
-    """Every registered model's settings class (their fields become `train` options)."""
-    from stackparse.models import MODELS
-    return list(dict.fromkeys(cls.Config for cls in MODELS.values()))
+def _option(name: str, fld: dataclasses.Field, default) -> click.Option:
+    """The option of one setting: its flag, type and help from the field; its default, the value of
+    the settings the command starts from (so an option not typed changes nothing)."""
+    flag, help_text = "--" + name.replace("_", "-"), fld.metadata.get("help", "")
+    if isinstance(default, bool):
+        return click.Option([f"{flag}/--no-{flag[2:]}", name], default=default, show_default=True, help=help_text)
+    return click.Option([flag, name], type=type(default), default=default, show_default=True, help=help_text)
 
 
-def _field_help(name: str) -> str:
-    return {
-        "hidden": "hidden units", "layers": "recurrent layers", "epochs": "maximum training epochs",
-        "batch_size": "sequences (streams, sentences) per minibatch", "bptt": "truncated BPTT length, 0 = full BPTT",
-        "optimizer": "sgd or adam", "lr": "learning rate", "lr_schedule": "plateau (halve when validation "
-        "stops improving), inverse or constant", "lr_decay": "decay for the inverse schedule",
-        "clip": "gradient norm clipping threshold, 0 = off", "patience": "stop after this many epochs "
-        "without improvement, 0 = never", "restarts": "random restarts; the best on validation is kept",
-        "seed": "random seed (DyNet and numpy)", "epoch_size": "examples per epoch",
-        "stream_examples": "examples concatenated into one training stream",
-        "validation_size": "validation examples (drawn from the training sizes)",
-        "stacks": "stacks in parallel (stack-rnn)", "lists": "doubly-linked lists in parallel (list-rnn)",
-        "k": "values read from each stack's top (list's head)", "no_op": "add the NO-OP action",
-        "recurrent": "use the recurrent matrix R (the paper sets R = 0 on the toy tasks)",
-        "rounding": "discrete actions at validation and test; during fine-tuning, a growing multiplier on "
-        "the action logits and removal of unused stacks", "rounding_start": "epoch where rounding's "
-        "fine-tuning starts", "rounding_growth": "factor per fine-tuning epoch of the action-logit multiplier",
-        "capacity": "keep the top N values where truncated BPTT cuts a training stream (0 = unbounded; "
-        "test sequences are never cut)",
-        "curriculum_start": "curriculum: the largest training size at first (0 = the task's own curriculum)",
-        "curriculum_step": "curriculum: sizes added each time it grows (0 = the task's)",
-        "curriculum_every": "curriculum: epochs between growths (0 = the task's)",
-        "max_minutes": "time budget: no epoch starts that would end past it, 0 = none",
-        "average": "decay per update of a moving average of the parameters, used for validation "
-        "and the saved model (0.999: ~1,000 updates), 0 = off",
-        "average_every": "fold the parameters into the average every N updates (cheaper, same time constant)",
-        "system": "transition system: arc-hybrid-swap or arc-swap (any tree), arc-hybrid or arc-standard "
-        "(projective trees)",
-        "explore_after": "training with exploration (arc-hybrid systems): epochs of static-oracle training, "
-        "then the parser follows its own sampled actions and learns the dynamic oracle's; -1 = never",
-        "explore_alpha": "exploration draws actions with probability p^alpha (renormalised): above 1 "
-        "follows the model's best guess more often",
-        "vectors": "pretrained word vectors, word2vec / fastText text format",
-        "vectors_limit": "keep this many (most frequent) words of --vectors",
-        "char_hidden": "character BiLSTM units per direction, 0 = no character model",
-        "context_layers": "BiLSTM layers over the sentence, 0 = Dyer et al. exactly",
-        "context_dim": "units per direction of the sentence BiLSTM",
-        "top_features": "the parser state also sees s0, s1 and b0 (--no-top-features: Dyer et al.)",
-        "word_dropout": "alpha of word dropout (p(UNK) = alpha / (alpha + count))",
-        "dropout": "dropout on token vectors and the parser state",
-        "memory_size": "dimension of the values pushed (neural-stack, -queue, -deque)",
-        "embedding": "dimension of the learned input embeddings, 0 = one-hot (neural-*, deep-lstm)",
-        "pop_bias": "initial bias of the pop signals (Grefenstette et al.'s Appendix B: -1)",
-        "weight_step": "higher-order models: round every weight to a multiple of this at evaluation "
-        "(the NSPDA paper's discretized weights), 0 = off",
-        "init_scale": "higher-order models: initial weights uniform in [-x, x]",
-        "discretize_training": "higher-order models: the weights rounded by --weight-step in training too "
-        "(straight-through gradients), so the model trained is the model evaluated",
-        "bottom": "nspda: the stack starts with a bottom marker (a PDA's Z)",
-        "quantize_states": "nspda, nnpda: quantized state neurons during training too (straight-through "
-        "gradients); the NSPDA quantizes them at evaluation always",
-        "curriculum_two_stage": "incremental learning in two stages (NSPDA Algorithm 1): each curriculum "
-        "period trains first on the new sizes alone, then on all",
-        "insert_rules": "grammar tasks, nspda models: share of the PDA's rules written into the model "
-        "before training (0 = none, 1 = all)",
-        "rule_strength": "H, the size of inserted (programmed) weights",
-        "noise": "higher-order models: adaptive weight noise (NSPDA Algorithm 2), relative to each "
-        "sub-matrix's size, 0 = off",
-        "noise_share": "share of the transition sub-matrices perturbed at each update",
-        "lr_noise": "stochastic learning rate: each step times a factor uniform in [1-x, 1+x], 0 = off",
-        "grad": "gradient algorithm: tbptt (cut every --bptt steps, 0 = never), bptt (never cut), rtrl or "
-        "uoro (forward in time; rnn2, nspda2, nspda3)",
-        "refine": "iterative refinement (NSPDA eq. 15-17): K passes over each minibatch, losses summed; "
-        "1 = off; needs --grad bptt and a higher-order model",
-        "refine_hint": "refinement's hint: error (each pass starts from the last start moved against its "
-        "loss gradient) or state (from where the last pass ended)",
-        "refine_rate": "refinement's step size toward the hint",
-    }.get(name, name.replace("_", " "))
+def _options(*settings, skip=()) -> list[click.Option]:
+    """One option per setting of `settings` (instances: their values are the defaults shown)."""
+    seen = {}
+    for instance in settings:
+        for name, fld, value in _leaves(instance):
+            if name not in skip and name not in seen and not fld.metadata.get("cli") is False:
+                seen[name] = _option(name, fld, value)
+    return list(seen.values())
 
 
-def _model_settings(model_name: str, model_cls, options: dict):
-    """The model's settings from the options given; an option of another model is a user error."""
-    model_config = _settings(model_cls.Config, options)
-    foreign = {k for c in _model_configs() for k in (f.name for f in dataclasses.fields(c))
-               if options.get(k) is not None}
-    if foreign:
-        names = ", ".join("--" + k.replace("_", "-") for k in sorted(foreign))
-        raise UserError(f"model {model_name!r} takes no option {names}")
-    return model_config
+def _given(settings, options: dict):
+    """`settings` (flat) with the values of its options."""
+    return dataclasses.replace(settings, **{f.name: options[f.name] for f in dataclasses.fields(settings)
+                                            if f.name in options})
 
 
-def _settings(cls, options: dict, base=None):
-    """The dataclass `cls` with the options the user gave (None = keep the default)."""
-    given = {f.name: options.pop(f.name) for f in dataclasses.fields(cls) if f.name in options}
-    return dataclasses.replace(base or cls(), **{k: v for k, v in given.items() if v is not None})
+def _flag(setting: str) -> str:
+    return "--" + setting.replace("_", "-")
 
 
-@main.command()
+class SettingsCommand(click.Command):
+    """A command whose options are the settings of what it runs, generated from their fields.
+
+    `settings_for(args, argument)` gives the settings instances the command line can set, from the
+    raw arguments (e.g. `--model`) and the first positional argument (e.g. the task): `train TASK
+    --model M --help` lists that model's options and the training options only, with the defaults
+    that apply to TASK.
+    """
+
+    def __init__(self, *args, settings_for, skip=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fixed, self.settings_for, self.skip = list(self.params), settings_for, skip
+
+    def parse_args(self, ctx, args):
+        first = self.fixed + _options(*self.settings_for(args, None), skip=self.skip)
+        self.params = self.fixed + _options(*self.settings_for(args, _argument(args, first)), skip=self.skip)
+        return super().parse_args(ctx, args)
+
+
+def _peek(args: list[str], flag: str, default: str | None = None) -> str | None:
+    """The value given to `flag` among raw arguments (`--flag V` or `--flag=V`), else `default`."""
+    for i, arg in enumerate(args):
+        if arg == flag and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return default
+
+
+def _argument(args: list[str], params: list[click.Parameter]) -> str | None:
+    """The first positional argument among raw arguments, skipping options and their values."""
+    takes_value = {o for p in params if isinstance(p, click.Option) and not p.is_flag for o in p.opts}
+    i = 0
+    while i < len(args):
+        if not args[i].startswith("-"):
+            return args[i]
+        i += 2 if args[i] in takes_value else 1
+    return None
+
+
+def _sequence_settings(args: list[str], task: str | None):
+    """The settings `train TASK --model M` starts from: M's, and TASK's own training (or the
+    trainer's defaults before TASK is known)."""
+    from stackparse.experiments.sequence import SequenceExperiment, SequenceSettings
+    from stackparse.tasks import TASKS
+    model = _peek(args, "--model", "lstm")
+    settings = SequenceExperiment.defaults(task, model) if task in TASKS else SequenceSettings("", model)
+    return settings.model_config, settings.train, settings.data
+
+
+@main.command(cls=SettingsCommand, settings_for=_sequence_settings)
 @click.argument("task")
 @click.option("--model", "model_name", default="lstm", show_default=True,
-              help="model name (see `python cli.py models`)")
-@_fields_as_options(*(c() for c in _model_configs()), TrainConfig(), SequenceDataConfig())
+              help="model name (see `python cli.py models`); `--model M --help` lists M's options")
 @click.option("--test-max-n", type=int, default=None, help="largest test size (default: the task's protocol)")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="output directory [default: runs/TASK-MODEL-sSEED]")
@@ -187,24 +170,20 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
     Writes config.json, the parameters (best/) and metrics.json into --out and prints the percent of
     sizes n solved (every scored symbol right), overall and among sizes never seen in training.
 
-    The training defaults shown are the counting tasks' (Joulin & Mikolov). Transduction tasks
-    default to Grefenstette et al.'s setting as run here: Adam 0.003, batches of 10, full BPTT,
-    clipping at 1, lengths 8-16 first and 8 more each epoch, a moving average of the parameters,
-    at most 10 minutes (stackparse/experiments.py, TRAINING_BY_KIND). Options override either.
+    The defaults shown are TASK's: its own training where it has one (the transduction tasks:
+    Grefenstette et al.'s setting as run here), else the trainer's (Joulin & Mikolov's protocol).
+    The options are MODEL's and the training's; `train TASK --model M --help` shows M's.
     """
-    from stackparse.experiments import ExperimentConfig, default_settings, run_experiment
-    from stackparse.models import get_model_class
+    from stackparse.experiments import run, with_changes
+    from stackparse.experiments.sequence import SequenceExperiment
     from stackparse.tasks import get_task
 
-    task_obj, model_cls = get_task(task), get_model_class(model_name)
-    model_config = _model_settings(model_name, model_cls, options)
-    train_base, data_base = default_settings(task)
-    train_config = _settings(TrainConfig, options, base=train_base)
-    data_config = _settings(SequenceDataConfig, options, base=data_base)
-    test_n = None if test_max_n is None else (task_obj.protocol.test_n[0], test_max_n)
-    config = ExperimentConfig(task, model_name, dataclasses.asdict(model_config), train_config, data_config, test_n)
-    out = out or Path("runs") / f"{task}-{model_name}-s{train_config.seed}"
-    metrics = run_experiment(config, out, resume=resume, progress=not quiet)
+    changes = dict(options)
+    if test_max_n is not None:
+        changes["test_n"] = (get_task(task).protocol.test_n[0], test_max_n)
+    settings = with_changes(SequenceExperiment.defaults(task, model_name), changes)
+    out = out or Path("runs") / f"{task}-{model_name}-s{settings.train.seed}"
+    metrics = run(SequenceExperiment(settings), out, resume=resume, progress=not quiet)
     if "error_by_split" in metrics:           # a task with fixed test splits: string classification
         click.echo(f"{task} / {model_name}: " + _split_errors(metrics["error_by_split"], metrics["examples_by_split"]))
         click.echo(f"results in {out}/metrics.json")
@@ -330,39 +309,47 @@ def inspect_command(run_dir, n, seed):
     p(next), then each stack's (list's) action and top value (-1 = empty).
     """
     from stackparse.evaluation.inspect import format_steps, sample_for_inspection, trace_example
-    from stackparse.experiments import load_experiment
-    _, objective = load_experiment(run_dir)
+    from stackparse.experiments.sequence import load
+    _, objective = load(run_dir)
     example = sample_for_inspection(objective.task, n, seed)
     click.echo(objective.task.render(example) + "\n")
     click.echo(format_steps(trace_example(objective.model, objective.task, example)))
 
 
-@main.command()
+def _model_settings(args: list[str], _):
+    """The settings of `speed --model M`: M's own."""
+    from stackparse.models import get_model_class
+    return (get_model_class(_peek(args, "--model", "stack-rnn")).Config(),)
+
+
+@main.command(cls=SettingsCommand, settings_for=_model_settings)
 @click.argument("task", default="anbn")
-@click.option("--model", "model_name", default="stack-rnn", show_default=True, help="model name")
+@click.option("--model", "model_name", default="stack-rnn", show_default=True,
+              help="model name; `--model M --help` lists M's options")
 @click.option("--batch-sizes", default="1,2,4,8,16,32", show_default=True, help="comma-separated batch sizes")
 @click.option("--seconds", type=click.FloatRange(min=1), default=20, show_default=True,
               help="training time measured per batch size")
 @click.option("--grad", default="tbptt", show_default=True,
-              help="gradient algorithms, comma-separated: " + ", ".join(METHODS) + " (see train --grad)")
-@_fields_as_options(*(c() for c in _model_configs()))
+              help="gradient algorithms, comma-separated: bptt, tbptt, rtrl, uoro (see train --grad)")
 def speed(task, model_name, batch_sizes, seconds, grad, **options):
     """Training speed of MODEL on TASK (the model's settings: its defaults, or the options given):
     characters per second, by batch size and gradient algorithm."""
     from stackparse.benchmarks.speed import training_speed
+    from stackparse.errors import UserError
     from stackparse.models import get_model_class
+    from stackparse.training.sequence import SequenceTraining
     try:
         sizes = [int(b) for b in batch_sizes.split(",")]
     except ValueError:
         raise UserError(f"--batch-sizes must be integers separated by commas (got {batch_sizes!r})") from None
     methods = grad.split(",")
     for method in methods:
-        SequenceDataConfig(grad=method).validate()
-    model_config = dataclasses.asdict(_model_settings(model_name, get_model_class(model_name), options))
+        SequenceTraining(grad=method).validate()
+    model_config = _given(get_model_class(model_name).Config(), options)
     click.echo("| grad | batch size | characters | seconds | characters/s |\n|---|---|---|---|---|")
     for method in methods:
         for size in sizes:
-            s = training_speed(task, model_name, model_config, size, seconds, data=SequenceDataConfig(grad=method))
+            s = training_speed(task, model_name, model_config, size, seconds, data=SequenceTraining(grad=method))
             click.echo(f"| {method} | {s.batch_size} | {s.chars} | {s.seconds:.1f} | {s.chars_per_s:.0f} |")
 
 
@@ -385,7 +372,14 @@ def corpus_get(name, dest):
         click.echo(path)
 
 
-@main.command("train-parser")
+def _parser_settings(args: list[str], _):
+    """The settings `train-parser` takes: the model's, its training's and the trainer's."""
+    from parsers.experiment import PARSER_TRAINING
+    from parsers.model import ParserModelConfig, ParserTrainingConfig
+    return ParserModelConfig(), ParserTrainingConfig(), PARSER_TRAINING
+
+
+@main.command("train-parser", cls=SettingsCommand, settings_for=_parser_settings, skip=("bptt",))
 @click.argument("train_file", metavar="TRAIN.conllu", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--dev", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="dev treebank [default: beside TRAIN, en.conllu -> en-dev.conllu]")
@@ -393,7 +387,6 @@ def corpus_get(name, dest):
               show_default=True, help="run directory; the best model is written to OUT/best")
 @click.option("--skip-invalid", is_flag=True, help="skip malformed sentences (and report how many)")
 @click.option("--resume", is_flag=True, help="continue an interrupted run in --out")
-@_fields_as_options(ParserConfig(), PARSER_TRAINING, skip=("bptt",))
 def train_parser_command(train_file, dev, out, skip_invalid, resume, **options):
     """Train a stack-LSTM dependency parser (Dyer et al. 2015) on TRAIN.conllu.
 
@@ -401,13 +394,13 @@ def train_parser_command(train_file, dev, out, skip_invalid, resume, **options):
     selection on dev LAS; Ctrl-C keeps the best model so far.
     """
     from parsers.api import train_parser
-    config = _settings(ParserConfig, options)
-    training = _settings(TrainConfig, options, base=PARSER_TRAINING)
+    from stackparse.errors import UserError
+    model, parser_training, training = (_given(s, options) for s in _parser_settings([], None))
     try:
-        _, metrics = train_parser(train_file, dev, out, config, training, skip_invalid, resume)
+        _, metrics = train_parser(train_file, dev, out, model, training, parser_training, skip_invalid, resume)
     except KeyboardInterrupt:
         raise UserError(f"interrupted; the best model so far is in {out}/best (continue with --resume)") from None
-    click.echo(f"trained in {metrics['train_minutes']:.1f} min; best dev LAS {metrics['dev_las']:.2f}, "
+    click.echo(f"trained in {metrics['train_seconds'] / 60:.1f} min; best dev LAS {metrics['dev_las']:.2f}, "
                f"UAS {metrics['dev_uas']:.2f} (epoch {metrics['epoch']}); model in {out}/best")
 
 

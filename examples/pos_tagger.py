@@ -37,9 +37,10 @@ that would end past 8 minutes (`--max-minutes`), and reading the files and taggi
 the end take a few seconds. On a slower or shared core the budget stops the slower encoders first;
 the table gives the epochs each ran.
 
-Output: OUT/best (the model: DyNet parameters, vocab.json, and config.json, its TaggerConfig),
-OUT/config.json (every setting of the run), OUT/log.jsonl (one line per epoch), OUT/result.json
-(dev and test accuracy, speeds, settings) and OUT/report.md (the markdown table row).
+Output (`stackparse.experiments.run` drives the training and the test): OUT/best (the model: DyNet
+parameters, vocab.json, and config.json, its TaggerConfig), OUT/config.json (every setting of the
+run), OUT/log.jsonl (one line per epoch), OUT/metrics.json (the driver's), OUT/result.json (dev and
+test accuracy, speeds, settings) and OUT/report.md (the markdown table row).
 
 Usage, from the repository root with stackparse installed (`pip install -e .`):
     python examples/pos_tagger.py --encoder neural-stack --out runs/pos-neural-stack
@@ -65,8 +66,10 @@ import numpy as np
 import stackparse  # before dynet: it configures DyNet
 import dynet as dy
 from parsers.conllu_io import read_conllu
+from stackparse.config import check, setting, to_dict, write_json
 from stackparse.errors import UserError
-from stackparse.training import TrainConfig, Trainer
+from stackparse.experiments import run
+from stackparse.training import TrainConfig
 
 # A sentence: its word forms and their UPOS tags.
 Tagged = tuple[list[str], list[str]]
@@ -109,35 +112,21 @@ def suffix(form: str) -> str:
 
 @dataclass(frozen=True)
 class TaggerConfig:
-    """The tagger's settings, saved as config.json beside its parameters.
-
-    encoder: what reads the BiLSTM's outputs, a name of ENCODERS.
-    word_dim, suffix_dim, shape_dim: the widths of the three embeddings of a word.
-    lstm_dim: the BiLSTM's width in each direction. encoder_dim: the encoder's output width.
-    word_dropout: alpha of word dropout (Kiperwasser & Goldberg 2016): in training, a word seen c
-      times is replaced by the unknown word with probability alpha / (alpha + c), so that the
-      unknown word's embedding learns what rare words look like; 0 = off.
-    dropout: dropout rate on the BiLSTM's outputs in training.
-    """
-    encoder: str = "bilstm"
-    word_dim: int = 64
-    suffix_dim: int = 16
-    shape_dim: int = 4
-    lstm_dim: int = 64
-    encoder_dim: int = 64
-    word_dropout: float = 0.25
-    dropout: float = 0.2
+    """The tagger's settings, saved as config.json beside its parameters."""
+    encoder: str = setting("bilstm", "what reads the BiLSTM's outputs, a name of ENCODERS", choices=ENCODERS)
+    word_dim: int = setting(64, "width of the word embedding", min=1)
+    suffix_dim: int = setting(16, "width of the suffix embedding", min=1)
+    shape_dim: int = setting(4, "width of the shape embedding", min=1)
+    lstm_dim: int = setting(64, "the BiLSTM's width in each direction", min=1)
+    encoder_dim: int = setting(64, "the encoder's output width", min=1)
+    word_dropout: float = setting(0.25, "alpha of word dropout (Kiperwasser & Goldberg 2016): in training, a "
+                                  "word seen c times becomes the unknown word with probability alpha / "
+                                  "(alpha + c), so that its embedding learns what rare words look like; 0 = off",
+                                  min=0)
+    dropout: float = setting(0.2, "dropout rate on the BiLSTM's outputs in training", min=0, max=1, max_open=True)
 
     def validate(self) -> None:
-        """Raise a UserError naming the first setting out of range."""
-        if self.encoder not in ENCODERS:
-            raise UserError(f"unknown encoder {self.encoder!r}; valid encoders: {', '.join(ENCODERS)}")
-        for name in ("word_dim", "suffix_dim", "shape_dim", "lstm_dim", "encoder_dim"):
-            if getattr(self, name) < 1:
-                raise UserError(f"{name} must be at least 1 (got {getattr(self, name)})")
-        if self.word_dropout < 0 or not 0 <= self.dropout < 1:
-            raise UserError(f"word_dropout must be >= 0 and dropout in [0, 1) "
-                            f"(got {self.word_dropout} and {self.dropout})")
+        check(self)
 
 
 @dataclass(frozen=True)
@@ -397,8 +386,35 @@ def read_tagged(path: Path, max_sentences: int = 0) -> list[Tagged]:
     return [(s.forms, s.upos) for s in sentences[:max_sentences or None]]
 
 
-def write_json(path: Path, data: dict) -> None:
-    Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+@dataclass(frozen=True)
+class TaggerSettings:
+    """Everything that defines a tagger run; saved as OUT/config.json."""
+    tagger: TaggerConfig = TaggerConfig()
+    training: TrainConfig = TRAINING
+    train_file: str = setting("corpora/en.conllu", "training treebank (CoNLL-U)")
+    dev_file: str = setting("corpora/en-dev.conllu", "development treebank: early stopping, the best epoch")
+    test_file: str = setting("corpora/en-test.conllu", "test treebank, scored once at the end")
+    max_sentences: int = setting(0, "use only the first N sentences of each file, 0 = all (a quick trial)", min=0)
+
+
+class TaggerExperiment:
+    """A tagger trained on a treebank, its best epoch on dev tested (`stackparse.experiments.run` drives it)."""
+
+    def __init__(self, settings: TaggerSettings):
+        settings.tagger.validate()
+        self.settings, self.train_config = settings, settings.training
+        self.train, self.dev, self.test_set = (read_tagged(Path(p), settings.max_sentences)
+                                               for p in (settings.train_file, settings.dev_file, settings.test_file))
+        self.vocab = Vocabulary.build(self.train)
+
+    def build(self, seed: int) -> TaggingObjective:
+        return TaggingObjective(PosTagger(self.settings.tagger, self.vocab), self.train, self.dev,
+                                self.train_config.batch_size)
+
+    def test(self, objective: TaggingObjective) -> dict:
+        tested = evaluate(objective.tagger, self.test_set)
+        return {"encoder": self.settings.tagger.encoder, "test_accuracy": tested["accuracy"],
+                "tag_words_per_s": tested["words_per_s"], "parameters": objective.tagger.parameter_count()}
 
 
 def train_tagger(config: TaggerConfig, training: TrainConfig, train_path: Path, dev_path: Path, test_path: Path,
@@ -414,34 +430,20 @@ def train_tagger(config: TaggerConfig, training: TrainConfig, train_path: Path, 
     Returns:
       The result, as written to OUT/result.json.
     """
-    config.validate()
-    train, dev, test = (read_tagged(p, max_sentences) for p in (train_path, dev_path, test_path))
-    vocab = Vocabulary.build(train)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "log.jsonl").unlink(missing_ok=True)      # the trainer appends to it; this run starts afresh
-    settings = {"tagger": dataclasses.asdict(config), "training": dataclasses.asdict(training),
-                "train_file": str(train_path), "dev_file": str(dev_path), "test_file": str(test_path),
-                "max_sentences": max_sentences}
-    write_json(out / "config.json", settings)
-
-    start = time.perf_counter()
-    fit = Trainer(training, lambda seed: TaggingObjective(PosTagger(config, vocab), train, dev, training.batch_size),
-                  progress).fit(out)
-    minutes = (time.perf_counter() - start) / 60
-    best = PosTagger.load(fit.model_dir)
-    tested = evaluate(best, test)
-    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    experiment = TaggerExperiment(TaggerSettings(config, training, str(train_path), str(dev_path), str(test_path),
+                                                 max_sentences))
+    metrics = run(experiment, out, progress=progress)
+    log = [json.loads(line) for line in (Path(out) / "log.jsonl").read_text().splitlines()]
     result = {
-        "encoder": config.encoder, "dev_accuracy": fit.metrics["dev_accuracy"], "test_accuracy": tested["accuracy"],
-        "parameters": best.parameter_count(), "best_epoch": fit.epoch, "epochs_run": len(log),
-        "train_minutes": minutes, "train_sentences": len(train),
-        "train_sents_per_s": float(np.mean([e["train_sents_per_s"] for e in log])),
-        "tag_words_per_s": tested["words_per_s"],
-        "settings": settings, "machine": platform.platform(), "date": date.today().isoformat(),
+        "encoder": config.encoder, "dev_accuracy": metrics["validation"]["dev_accuracy"],
+        "test_accuracy": metrics["test_accuracy"], "parameters": metrics["parameters"],
+        "best_epoch": metrics["best_epoch"], "epochs_run": len(log), "train_minutes": metrics["train_seconds"] / 60,
+        "train_sentences": len(experiment.train), "train_sents_per_s": float(np.mean([e["train_sents_per_s"] for e in log])),
+        "tag_words_per_s": metrics["tag_words_per_s"], "settings": to_dict(experiment.settings),
+        "machine": platform.platform(), "date": date.today().isoformat(),
     }
-    write_json(out / "result.json", result)
-    (out / "report.md").write_text(markdown([result]), encoding="utf-8")
+    write_json(Path(out) / "result.json", result)
+    (Path(out) / "report.md").write_text(markdown([result]), encoding="utf-8")
     return result
 
 

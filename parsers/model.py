@@ -34,49 +34,62 @@ import dynet as dy
 import numpy as np
 
 from parsers import trees
-from parsers.transitions import SYSTEMS, Configuration, OpKind, get_system, perform
+from parsers.transitions import DEFAULT_SYSTEM, SYSTEMS, Configuration, OpKind, TransitionSystem, perform
 from parsers.vocab import Vocab
+from stackparse.config import SettingError, check, setting
 from stackparse.errors import UserError
 from stackparse.memories import StackLSTM, StackState
 
 
+POSITIVE = {"min": 1}
+
+
 @dataclass(frozen=True)
-class ParserConfig:
-    """Settings of the parser model (sizes follow Dyer et al. 2015 where they give them)."""
-    system: str = "arc-hybrid-swap"
-    word_dim: int = 100
-    upos_dim: int = 25
-    char_dim: int = 32
-    char_hidden: int = 50          # per direction; 0 turns the character model off
-    vectors: str = ""              # word2vec / fastText text file; "" = none
-    vectors_limit: int = 100000    # keep the first (most frequent) words of the vectors file
-    token_dim: int = 100
-    context_layers: int = 1        # BiLSTM layers over the sentence; 0 = Dyer et al. exactly
-    context_dim: int = 50          # BiLSTM units per direction (stack items are 2 * context_dim)
-    lstm_dim: int = 200
-    lstm_layers: int = 2
-    action_dim: int = 20
-    rel_dim: int = 20
-    state_dim: int = 100
-    top_features: bool = True      # the state also sees the vectors of s0, s1 and b0; False = Dyer et al.
-    word_dropout: float = 0.25     # alpha of word dropout; 0 = off
-    dropout: float = 0.2           # on token vectors and the parser state, in training only
-    explore_after: int = 1         # epochs of static-oracle training before exploring (-1 = never)
-    explore_alpha: float = 1.0     # exploring draws actions with probability p^alpha, renormalised
+class ParserModelConfig:
+    """Settings of the parser model (sizes follow Dyer et al. 2015 where they give them), saved in its
+    model directory. The transition system is the model's: it fixes the actions the model scores."""
+    system: str = setting(DEFAULT_SYSTEM, "transition system: arc-hybrid-swap or arc-swap (any tree), "
+                          "arc-hybrid or arc-standard (projective trees)", choices=SYSTEMS)
+    word_dim: int = setting(100, "learned word embedding dimension", **POSITIVE)
+    upos_dim: int = setting(25, "UPOS embedding dimension", **POSITIVE)
+    char_dim: int = setting(32, "character embedding dimension", **POSITIVE)
+    char_hidden: int = setting(50, "character BiLSTM units per direction, 0 = no character model", min=0)
+    vectors: str = setting("", "pretrained word vectors, word2vec / fastText text format")
+    vectors_limit: int = setting(100000, "keep this many (most frequent) words of the vectors", **POSITIVE)
+    token_dim: int = setting(100, "token vector dimension", **POSITIVE)
+    context_layers: int = setting(1, "BiLSTM layers over the sentence, 0 = Dyer et al. exactly", min=0)
+    context_dim: int = setting(50, "units per direction of the sentence BiLSTM (stack items are twice as "
+                               "wide)", **POSITIVE)
+    lstm_dim: int = setting(200, "stack-LSTM units", **POSITIVE)
+    lstm_layers: int = setting(2, "stack-LSTM layers", **POSITIVE)
+    action_dim: int = setting(20, "action embedding dimension", **POSITIVE)
+    rel_dim: int = setting(20, "relation embedding dimension", **POSITIVE)
+    state_dim: int = setting(100, "parser state dimension", **POSITIVE)
+    top_features: bool = setting(True, "the parser state also sees s0, s1 and b0 (off: Dyer et al.)")
 
     def validate(self) -> None:
-        for name in ("word_dim", "upos_dim", "token_dim", "context_dim", "lstm_dim", "lstm_layers",
-                     "action_dim", "rel_dim", "state_dim"):
-            if getattr(self, name) < 1:
-                raise UserError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(self, name)})")
-        if self.explore_after >= 0 and self.system in SYSTEMS and not SYSTEMS[self.system].dynamic_oracle:
-            with_oracle = ", ".join(name for name, system in SYSTEMS.items() if system.dynamic_oracle)
-            raise UserError(f"--explore-after needs a system with a dynamic oracle ({with_oracle}), not "
-                            f"{self.system}; --explore-after -1 trains with the static oracle alone")
-        if self.explore_alpha <= 0:
-            raise UserError(f"--explore-alpha must be positive (got {self.explore_alpha})")
-        if not 0 <= self.dropout < 1 or self.word_dropout < 0:
-            raise UserError("--dropout must be in [0, 1) and --word-dropout non-negative")
+        check(self)
+
+
+@dataclass(frozen=True)
+class ParserTrainingConfig:
+    """How the parser trains (not saved with the model: parsing never uses it)."""
+    word_dropout: float = setting(0.25, "alpha of word dropout (p(UNK) = alpha / (alpha + count)), 0 = off",
+                                  min=0)
+    dropout: float = setting(0.2, "dropout on token vectors and the parser state", min=0, max=1, max_open=True)
+    explore_after: int = setting(1, "training with exploration (arc-hybrid systems): epochs of static-oracle "
+                                 "training, then the parser follows its own sampled actions and learns the "
+                                 "dynamic oracle's; -1 = never", min=-1)
+    explore_alpha: float = setting(1.0, "exploration draws actions with probability p^alpha (renormalised): "
+                                   "above 1 follows the model's best guess more often", min=0, min_open=True)
+
+    def validate(self, system: str) -> None:
+        """Check the settings, and that exploring has a dynamic oracle in `system`."""
+        check(self)
+        if self.explore_after >= 0 and not SYSTEMS[system].dynamic_oracle:
+            with_oracle = ", ".join(name for name, s in SYSTEMS.items() if s.dynamic_oracle)
+            raise SettingError("explore_after", f"needs a system with a dynamic oracle ({with_oracle}), not "
+                               f"{system}; -1 trains with the static oracle alone")
 
 
 def read_vectors(path: str, limit: int) -> tuple[list[str], np.ndarray]:
@@ -120,14 +133,16 @@ class StackLSTMParser:
         pc: the ParameterCollection to build in (a sub-collection is used).
         config: model settings.
         vocab: vocabularies of the training treebank.
+        system: the transition system named by `config.system`, over `vocab.labels`.
         pretrained: (words, matrix) of fixed pretrained vectors, or None.
+        training: the training behaviour `loss` follows (dropouts, exploration).
     """
 
-    def __init__(self, pc: dy.ParameterCollection, config: ParserConfig, vocab: Vocab,
-                 pretrained: tuple[list[str], np.ndarray] | None = None):
+    def __init__(self, pc: dy.ParameterCollection, config: ParserModelConfig, vocab: Vocab, system: TransitionSystem,
+                 pretrained: tuple[list[str], np.ndarray] | None = None,
+                 training: ParserTrainingConfig = ParserTrainingConfig()):
         config.validate()
-        self.config, self.vocab = config, vocab
-        self.system = get_system(config.system, vocab.labels)
+        self.config, self.vocab, self.system, self.training = config, vocab, system, training
         self.pc = pc.add_subcollection("parser")
         c = config
         self.words = self.pc.add_lookup_parameters((len(vocab.words), c.word_dim), name="words")
@@ -185,14 +200,14 @@ class StackLSTMParser:
 
     def _tokens(self, sentences, rng: np.random.Generator | None) -> list[list[dy.Expression]]:
         """x_0..x_n per sentence (x_0 is ROOT); `rng` given = training (dropouts on)."""
-        c = self.config
+        c, t = self.config, self.training
         chars = self._char_reps({f for s in sentences for f in s.forms}) if c.char_hidden else {}
         out = []
         for s in sentences:
             ids = [self.vocab.word(f) for f in s.forms]
-            if rng is not None and c.word_dropout > 0:
+            if rng is not None and t.word_dropout > 0:
                 counts = np.array([self.vocab.word_counts[i] for i in ids], dtype=float)
-                drop = rng.random(len(ids)) < c.word_dropout / (c.word_dropout + counts)
+                drop = rng.random(len(ids)) < t.word_dropout / (t.word_dropout + counts)
                 ids = [0 if dr else i for i, dr in zip(ids, drop)]
             xs = []
             for form, upos, wid in zip(s.forms, s.upos, ids):
@@ -203,7 +218,7 @@ class StackLSTMParser:
                     index = self.pretrained_index
                     parts.append(self.pretrained[index.get(form, index.get(form.lower(), 0))])
                 x = dy.rectify(dy.affine_transform([self.b] + [a for pair in zip(self.V, parts) for a in pair]))
-                xs.append(dy.dropout(x, c.dropout) if rng is not None and c.dropout else x)
+                xs.append(dy.dropout(x, t.dropout) if rng is not None and t.dropout else x)
             xs = [self.root.expr()] + xs
             if c.context_layers:
                 fwd = self.ctx_fwd.initial_state().transduce(xs)
@@ -236,8 +251,8 @@ class StackLSTMParser:
             for T, word in zip(self.T, tops):
                 parts += [T, self.absent if word is None else p.reps[word]]
         state = dy.rectify(dy.affine_transform(parts))
-        if train and self.config.dropout:
-            state = dy.dropout(state, self.config.dropout)
+        if train and self.training.dropout:
+            state = dy.dropout(state, self.training.dropout)
         return dy.affine_transform([self.q, self.G, state])
 
     def _advance(self, p: _Parse, action: int) -> _Parse:
@@ -306,7 +321,7 @@ class StackLSTMParser:
 
     def _draw(self, scores: dy.Expression, legal: list[int], rng: np.random.Generator) -> int:
         """A legal action drawn with probability p(z)^alpha, renormalised (alpha = `explore_alpha`)."""
-        logits = self.config.explore_alpha * scores.npvalue()[legal]
+        logits = self.training.explore_alpha * scores.npvalue()[legal]
         p = np.exp(logits - logits.max())
         return legal[rng.choice(len(legal), p=p / p.sum())]
 

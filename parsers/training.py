@@ -10,16 +10,19 @@ import numpy as np
 
 from parsers.conllu_io import Sentence
 from parsers.evaluate import evaluate
-from parsers.model import ParserConfig, StackLSTMParser
-from parsers.transitions import Configuration
+from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
+from parsers.transitions import Configuration, TransitionSystem
 from parsers.vocab import Vocab
 from stackparse.config import to_dict, write_json
+from stackparse.errors import UserError
 
 
 def parse_sentences(model: StackLSTMParser, sentences: list[Sentence], batch_size: int = 32,
                     progress=None, beam: int = 1) -> list[Configuration]:
     """Final configurations of the parses (greedy, or beam search with `beam` > 1), batches of
     similar length decoded in lockstep."""
+    if beam < 1:
+        raise UserError(f"--beam must be at least 1 (got {beam})")
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i].words))
     result: list[Configuration | None] = [None] * len(sentences)
     for start in range(0, len(order), batch_size):
@@ -39,15 +42,16 @@ def with_tree(sentence: Sentence, config: Configuration) -> Sentence:
 
 
 class ParserObjective:
-    """Connects the parser to `stackparse.training.Trainer` (criterion: dev LAS)."""
+    """Connects the parser to `stackparse.training.Trainer` (criterion: dev LAS); exploration starts
+    at epoch `explore_after` (-1 = never)."""
     criterion = "dev_las"
     maximize = True
     unit = "sents"
 
     def __init__(self, model: StackLSTMParser, pc: dy.ParameterCollection, train: list[Sentence],
-                 oracles: list[list[int]], dev: list[Sentence], batch_size: int):
+                 oracles: list[list[int]], dev: list[Sentence], batch_size: int, explore_after: int):
         self.model, self.pc, self.train, self.oracles, self.dev = model, pc, train, oracles, dev
-        self.batch_size = batch_size
+        self.batch_size, self.explore_after = batch_size, explore_after
         self._rng = np.random.default_rng(0)
         self._explore = False
 
@@ -56,8 +60,7 @@ class ParserObjective:
 
     def batches(self, epoch: int, rng: np.random.Generator) -> list[list[int]]:
         self._rng = rng        # word dropout, dropout masks and explored actions of this epoch come from it
-        explore_after = self.model.config.explore_after
-        self._explore = 0 <= explore_after <= epoch
+        self._explore = 0 <= self.explore_after <= epoch
         order = rng.permutation(len(self.train))
         return [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
 
@@ -83,7 +86,7 @@ class ParserObjective:
 
 
 def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: Path) -> None:
-    """A model directory: `params` (DyNet), `vocab.json`, `config.json` (the ParserConfig)."""
+    """A model directory: `params` (DyNet), `vocab.json`, `config.json` (the ParserModelConfig)."""
     directory = Path(directory)
     pc.save(str(directory / "params"))
     model.vocab.save(directory / "vocab.json")
@@ -93,6 +96,7 @@ def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: P
         write_json(directory / "pretrained.json", {"words": words, "dim": model.pretrained.shape()[1]})
 
 
-def build_parser(config: ParserConfig, vocab: Vocab, pretrained=None):
+def build_parser(config: ParserModelConfig, vocab: Vocab, system: TransitionSystem, pretrained=None,
+                 training: ParserTrainingConfig = ParserTrainingConfig()):
     pc = dy.ParameterCollection()
-    return StackLSTMParser(pc, config, vocab, pretrained), pc
+    return StackLSTMParser(pc, config, vocab, system, pretrained, training), pc

@@ -1,5 +1,10 @@
 """Settings are frozen dataclasses, saved as JSON beside every model and result.
 
+Each field is declared once with `setting(default, help, bounds...)`: its help text and its bounds
+live in the field's metadata, where `check` validates them and the command line reads them to build
+its options. Errors name the setting (`hidden must be at least 1`), never a command-line flag: the
+CLI turns `SettingError.setting` into its flag.
+
 `save_config` / `load_config` round-trip any (nested) settings dataclass, so a model directory or a
 result file always says exactly how it was made.
 """
@@ -14,6 +19,63 @@ import typing
 from pathlib import Path
 
 from stackparse.errors import UserError
+
+_MISSING = dataclasses.MISSING
+
+
+class SettingError(UserError):
+    """A setting out of its bounds. `setting` is the field's name, `problem` the rest of the message."""
+
+    def __init__(self, setting: str, problem: str):
+        super().__init__(f"{setting} {problem}")
+        self.setting, self.problem = setting, problem
+
+
+def setting(default=_MISSING, help: str = "", *, min=None, max=None, min_open: bool = False,
+            max_open: bool = False, choices=None, default_factory=_MISSING):
+    """A settings field: its default, its help text and its bounds, in one place.
+
+    Args:
+      default / default_factory: as for `dataclasses.field`.
+      help: one line saying what the setting does (the CLI's help for its option).
+      min, max: bounds; min_open / max_open make them strict.
+      choices: the allowed values of a closed set.
+    Returns:
+      A dataclass field carrying that metadata.
+    """
+    metadata = {"help": help, "min": min, "max": max, "min_open": min_open, "max_open": max_open,
+                "choices": tuple(choices) if choices is not None else None}
+    return dataclasses.field(default=default, default_factory=default_factory, metadata=metadata)
+
+
+def help_of(cls, name: str) -> str:
+    """The help text of settings field `name` of dataclass `cls` ("" if it has none)."""
+    return next((f.metadata.get("help", "") for f in dataclasses.fields(cls) if f.name == name), "")
+
+
+def check(settings) -> None:
+    """Validate every field of `settings` declared with bounds or choices; a SettingError otherwise."""
+    for f in dataclasses.fields(settings):
+        meta, value = f.metadata, getattr(settings, f.name)
+        if meta.get("choices") is not None and value not in meta["choices"]:
+            raise SettingError(f.name, f"must be one of {', '.join(map(str, meta['choices']))} (got {value!r})")
+        problem = _out_of_bounds(value, meta)
+        if problem:
+            raise SettingError(f.name, f"{problem} (got {value})")
+
+
+def _out_of_bounds(value, meta) -> str:
+    """What is wrong with a number against its field's bounds, or "" if nothing."""
+    lo, hi, lo_open, hi_open = meta.get("min"), meta.get("max"), meta.get("min_open"), meta.get("max_open")
+    if (lo is None and hi is None) or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return ""
+    if (lo is None or (value > lo if lo_open else value >= lo)) and (hi is None or (value < hi if hi_open else value <= hi)):
+        return ""
+    if hi is None:
+        return "must be positive" if lo == 0 and lo_open else f"must be {'above' if lo_open else 'at least'} {lo}"
+    if lo is None:
+        return f"must be {'below' if hi_open else 'at most'} {hi}"
+    return f"must be in {'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
 
 
 def to_dict(config) -> dict:
@@ -42,18 +104,34 @@ def _revive(hint, value):
     return value
 
 
-def atomic_write(path: Path | str, write) -> None:
-    """Call `write(tmp_path)` then rename onto `path`, so a crash never leaves a half-written file."""
+def atomic_write(path: Path | str, write, make_parents: bool = True) -> None:
+    """Call `write(tmp_path)` then rename onto `path`, so a crash never leaves a half-written file.
+
+    The file gets the permissions a plain `open` would give it (0666 less the umask), not the
+    private ones of a temporary file. Missing directories are created, unless `make_parents` is
+    False: then a missing directory is a UserError naming it.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if make_parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.parent.is_dir():
+        raise UserError(f"{path}: cannot write, no such directory {path.parent}")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it: it is set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_json(path: Path | str, data) -> None:

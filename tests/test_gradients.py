@@ -15,8 +15,9 @@ import pytest
 
 from stackparse.errors import UserError
 from stackparse.training import TrainConfig, Trainer, gradients
-from stackparse.training.gradients import (Cell, GradientConfig, PrecomputedLoss, bptt, flatten, precomputed_loss,
-                                           rtrl, sequence_gradient, uoro)
+from stackparse.cells import Cell
+from stackparse.training.gradients import (GradientConfig, PrecomputedLoss, bptt, flatten, precomputed_loss, rtrl,
+                                           sequence_gradient, uoro)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -29,7 +29,7 @@ def run_example(memory, steps):
     strengths and the reads after each step."""
     strengths, reads = [], []
     for step in steps:
-        memory = memory.next(*[Signals(scalar(d), scalar(u), dy.inputTensor(v)) for d, u, v in step])
+        memory = memory.next([Signals(scalar(d), scalar(u), dy.inputTensor(v)) for d, u, v in step])
         strengths.append(memory.strengths.npvalue())
         reads.append([r.npvalue() for r in memory.read()])
     return strengths, reads
@@ -136,7 +136,7 @@ def test_update_and_read_equal_the_equations_over_many_steps(rng, kind):
     memory, refs = MEMORIES[kind].empty(M), [Reference(kind) for _ in range(B)]
     for _ in range(20):
         signals = random_signals(rng, memory.ends)
-        memory = memory.next(*batched_signals(signals))
+        memory = memory.next(batched_signals(signals))
         for b, ref in enumerate(refs):
             ref.step([(d[0, b], u[0, b], v[:, b]) for d, u, v in signals])
         strengths, reads = memory.strengths.npvalue(), [r.npvalue() for r in memory.read()]
@@ -175,7 +175,7 @@ def test_hard_signals_behave_exactly_as_a_discrete_structure(rng, kind):
     for _ in range(60):
         signals = random_signals(rng, MEMORIES[kind].ends, hard=True)
         signals = [(d, u, v.astype(np.float32)) for d, u, v in signals]
-        memory = memory.next(*batched_signals(signals))
+        memory = memory.next(batched_signals(signals))
         reads = [r.npvalue() for r in memory.read()]
         for b, items in enumerate(lists):
             discrete_step(items, [(d[0, b], u[0, b], v[:, b]) for d, u, v in signals], kind)
@@ -188,7 +188,7 @@ def test_a_deque_used_from_the_top_only_is_a_stack(rng):
     unused = Signals(dy.zeros((1,), batch_size=B), dy.zeros((1,), batch_size=B), dy.zeros((M,), batch_size=B))
     for _ in range(15):
         (signals,) = batched_signals(random_signals(rng, 1))
-        stack, deque = stack.next(signals), deque.next(signals, unused)
+        stack, deque = stack.next([signals]), deque.next([signals, unused])
         assert np.allclose(stack.read()[0].npvalue(), deque.read()[0].npvalue(), atol=1e-6)
 
 
@@ -209,7 +209,7 @@ def test_gradients_match_finite_differences(rng, kind):
         memory, terms = MEMORIES[kind].empty(M), []
         for t in range(steps):
             ps = params[t * ends:(t + 1) * ends]
-            memory = memory.next(*[Signals(*(dy.parameter(p) for p in end)) for end in ps])
+            memory = memory.next([Signals(*(dy.parameter(p) for p in end)) for end in ps])
             terms += [dy.dot_product(dy.inputTensor(w), r) for w, r in zip(weights[t], memory.read())]
         return dy.esum(terms)
 

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 import cli
 from stackparse.models import get_model_class
-from stackparse.models.base import detach, reattach
-from stackparse.models.neural_stack import NeuralMemoryConfig
+from stackparse.sequences import detach, reattach
+from stackparse.models.neural_stack import NeuralMemoryModelConfig as NeuralMemoryConfig
 
 MEMORY_MODELS = ["neural-stack", "neural-queue", "neural-deque"]
 N_IN, N_OUT, B = 7, 5, 3
@@ -66,7 +66,7 @@ def test_a_state_carried_across_a_cut_gives_the_same_scores(rng, name):
 
 
 def test_memory_size_must_be_positive_and_embedding_not_negative():
-    with pytest.raises(Exception, match="memory-size"):
+    with pytest.raises(Exception, match="memory.size"):
         NeuralMemoryConfig(memory_size=0).validate()
     with pytest.raises(Exception, match="embedding"):
         NeuralMemoryConfig(embedding=-1).validate()

@@ -5,7 +5,7 @@ import dynet as dy
 import numpy as np
 import pytest
 
-from stackparse.memories.joulin_mikolov import (EMPTY, ListMemory, StackMemory, list_update,
+from stackparse.memories.joulin_mikolov import (EMPTY, ListMemory, Signals, StackMemory, list_update,
                                                 stack_update)
 
 B, S = 3, 4          # batch elements, stacks (lists) per element
@@ -60,7 +60,7 @@ def test_stack_update_equals_the_reference_over_many_steps(rng, n_actions):
     memory, ref = StackMemory.empty(S, k=2), np.full((2, S, B), EMPTY)
     for _ in range(25):
         a, v = random_actions(rng, n_actions), rng.random((1, S, B))
-        memory = memory.next(batched(a), batched(v))
+        memory = memory.next(Signals(batched(a), batched(v)))
         ref = np.stack([np.stack([stack_reference(ref[:, s, b], a[:, s, b], v[0, s, b]) for b in range(B)], -1)
                         for s in range(S)], 1)
         assert np.allclose(memory.content.npvalue(), ref, atol=1e-6)
@@ -72,7 +72,7 @@ def test_list_update_equals_the_reference_over_many_steps(rng, n_actions):
     memory, ref, head = ListMemory.empty(S, k=2), np.full((3, S, B), EMPTY), 1
     for _ in range(25):
         a, v = random_actions(rng, n_actions), rng.random((1, S, B))
-        memory = memory.next(batched(a), batched(v))
+        memory = memory.next(Signals(batched(a), batched(v)))
         new = [[list_reference(ref[:, s, b], head, a[:, s, b], v[0, s, b]) for b in range(B)] for s in range(S)]
         ref, head = np.stack([np.stack([lst for lst, _ in row], -1) for row in new], 1), head + 1
         assert memory.head == head
@@ -166,7 +166,7 @@ def test_hard_actions_behave_exactly_as_a_discrete_structure(rng, memory_class, 
     structures = [[discrete() for _ in range(B)] for _ in range(S)]
     for _ in range(120):
         a, v = random_actions(rng, len(names), hard=True), rng.random((1, S, B)).astype(np.float32)
-        memory = memory.next(batched(a), batched(v))
+        memory = memory.next(Signals(batched(a), batched(v)))
         for s, b in columns(v):
             structures[s][b].apply(names[int(a[:, s, b].argmax())], v[0, s, b])
         read = memory.read().npvalue()
@@ -181,12 +181,12 @@ def test_300_pushes_then_300_pops_keep_everything_and_end_exactly_empty():
     memory, pushed = StackMemory.empty(S, k=2), []
     for t in range(300):
         value = np.full((1, S, B), (t + 1) / 301, dtype=np.float32)
-        memory, pushed = memory.next(batched(push), batched(value)), pushed + [value[0, 0, 0]]
+        memory, pushed = memory.next(Signals(batched(push), batched(value))), pushed + [value[0, 0, 0]]
     content = memory.content.npvalue()
     assert np.array_equal(content[:300, 0, 0], np.array(pushed[::-1]))      # nothing fell off the bottom
     for t in range(300):
         assert memory.read().npvalue()[0, 0, 0] == pushed[-1 - t]
-        memory = memory.next(batched(pop), batched(np.zeros((1, S, B))))
+        memory = memory.next(Signals(batched(pop), batched(np.zeros((1, S, B)))))
     assert np.all(memory.content.npvalue() == EMPTY)                         # no drift: exactly empty
 
 
@@ -195,7 +195,7 @@ def test_300_soft_steps_stay_bounded_and_trim_back_to_the_content(rng):
     pop[1] = 1
     for t in range(300):
         a = random_actions(rng, 3) if t < 150 else pop                       # soft, then pop everything
-        memory = memory.next(batched(a), batched(rng.random((1, S, B))))
+        memory = memory.next(Signals(batched(a), batched(rng.random((1, S, B)))))
     values = memory.content.npvalue()
     assert values.shape[0] == 302 and np.all(np.isfinite(values))
     assert np.all(values >= EMPTY - 1e-6) and np.all(values <= 1 + 1e-6)    # convex mixtures of [-1, 1]

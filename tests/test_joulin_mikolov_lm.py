@@ -7,9 +7,15 @@ import pytest
 from stackparse.benchmarks import suites
 from stackparse.benchmarks.report import write_report
 from stackparse.benchmarks.runner import load_results, run_benchmark
-from stackparse.tasks.language_model import EOS, UNK, CorpusConfig, TreebankCorpus, run_language_model
+from stackparse.experiments import run
+from stackparse.experiments.language_model import (EOS, UNK, CorpusConfig, LanguageModel, LanguageModelSettings,
+                                                   TreebankCorpus)
 from stackparse.training import TrainConfig
 from stackparse.training.sequence import SequenceDataConfig
+
+def run_language_model(model, model_config, train, out, corpus, progress):
+    return run(LanguageModel(LanguageModelSettings(model, model_config, train, corpus)), out, progress=progress)
+
 
 SENTENCES = ["The cat sat .", "A dog sat on the cat .", "The dog ran .", "Cats ran on ."]
 

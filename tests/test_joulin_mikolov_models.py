@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from stackparse.models import MODELS
-from stackparse.models.base import detach, reattach
+from stackparse.sequences import detach, reattach
 
 VARIANTS = [("stack-rnn", {}), ("stack-rnn", {"no_op": True, "recurrent": True, "k": 3}),
             ("list-rnn", {}), ("list-rnn", {"no_op": True, "k": 1})]

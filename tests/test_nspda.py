@@ -12,16 +12,18 @@ from stackparse.errors import UserError
 from stackparse.evaluation.sequence import evaluate_splits, score_examples
 from stackparse.grammars import Split, parse_pda, shipped_names, shipped_pda
 from stackparse.grammars.realtime import realtime
-from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack, update
+from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack, Signals, update
 from stackparse.models import get_model_class
-from stackparse.models.nspda import quantized
+from stackparse.encoders.tensors import quantized
 from stackparse.models.programming import programmed_nspda
-from stackparse.models.second_order import outer
+from stackparse.encoders.tensors import outer
 from stackparse.tasks import get_task
 from stackparse.tasks.grammar import GrammarTask
 from stackparse.training import TrainConfig, Trainer
 from stackparse.training.noise import perturb, submatrices
-from stackparse.training.sequence import SequenceDataConfig, SequenceObjective
+from stackparse.training.noise import hooks_for
+from stackparse.training.rules import insert_rules
+from stackparse.training.sequence import SequenceObjective, SequenceTraining
 
 SMALL = {"train": Split(150, 150, (1, 21)), "test": Split(60, 60, (1, 60)), "test-480": Split(3, 3, (480, 481)),
          "test-960": Split(2, 2, (960, 961)), "validation": Split(30, 30, (1, 21))}
@@ -36,11 +38,11 @@ def small_task(grammar: str) -> GrammarTask:
 
 def test_discrete_stack_is_a_value_with_push_pop_noop():
     stack = DiscreteStack.empty(3, bottom=(9,))
-    after = stack.next([Action.PUSH, Action.POP, Action.NO_OP], [4, 5, 6])
+    after = stack.next(Signals([Action.PUSH, Action.POP, Action.NO_OP], [4, 5, 6]))
     assert stack.stacks == ((9,), (9,), (9,))                      # unchanged
     assert after.stacks == ((9, 4), (), (9,))
     assert after.read() == [4, EMPTY, 9]
-    assert after.next([Action.POP] * 3, [0, 0, 0]).stacks == ((9,), (), ())   # popping empty stays empty
+    assert after.next(Signals([Action.POP] * 3, [0, 0, 0])).stacks == ((9,), (), ())   # popping empty stays empty
     assert update((1, 2), Action.PUSH, 3) == (1, 2, 3) and update((1, 2), Action.POP, 3) == (1,)
 
 
@@ -51,7 +53,7 @@ def test_candidates_are_the_tops_each_action_leaves():
     assert c[Action.POP] == [1, EMPTY, EMPTY]
     assert c[Action.NO_OP] == [2, EMPTY, 7]
     for action in Action:
-        assert stack.next([action] * 3, [5, 6, 8]).read() == c[action]
+        assert stack.next(Signals([action] * 3, [5, 6, 8])).read() == c[action]
 
 
 # ---- quantized activations ---------------------------------------------------------------------------
@@ -185,15 +187,18 @@ def test_grammar_tasks_are_registered_and_score_the_last_symbol():
 
 def test_training_nspda2_with_rule_insertion_beats_chance(tmp_path):
     task = small_task("anbn")
-    data = SequenceDataConfig(epoch_size=100, insert_rules=0.5, noise=0.05)
+    data = SequenceTraining(epoch_size=100, insert_rules=0.5, noise=0.05)
     cls = get_model_class("nspda2")
 
     def build(seed):
         pc = dy.ParameterCollection()
         model = cls(pc, cls.Config(hidden=8), len(task.symbols), len(task.outputs))
-        return SequenceObjective(task, model, pc, TrainConfig(epochs=3, lr=0.5), data, validation_seed=1)
+        objective = SequenceObjective(task, model, pc, TrainConfig(epochs=3, lr=0.5), data, validation_seed=1)
+        insert_rules(model, task.pda, data, seed=1)
+        return objective
 
-    result = Trainer(TrainConfig(epochs=3, lr=0.5), build, progress=False).fit(tmp_path)
+    result = Trainer(TrainConfig(epochs=3, lr=0.5), build, progress=False,
+                     hooks=lambda objective: hooks_for(data, objective.model)).fit(tmp_path)
     objective = build(1)
     objective.restore(result.model_dir)
     objective.model.training = False

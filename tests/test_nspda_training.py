@@ -15,8 +15,9 @@ from stackparse.models import get_model_class
 from stackparse.tasks.grammar import GrammarTask
 from stackparse.training import TrainConfig, Trainer
 from stackparse.training.gradients import bptt, rtrl
+from stackparse.training.methods import GradientSettings, gradient_method, segment_losses
 from stackparse.training.refinement import refined_losses
-from stackparse.training.sequence import SequenceDataConfig, SequenceObjective, segment_losses
+from stackparse.training.sequence import SequenceObjective, SequenceTraining
 from tests.cli_runner import run as cli_run
 
 TINY = {"train": Split(12, 12, (1, 9)), "validation": Split(4, 4, (1, 9)), "test": Split(4, 4, (1, 9))}
@@ -26,7 +27,7 @@ def tiny_task() -> GrammarTask:
     return GrammarTask(shipped_pda("anbn"), TINY)
 
 
-def build(model_name: str, data: SequenceDataConfig, train: TrainConfig, hidden: int = 3):
+def build(model_name: str, data: SequenceTraining, train: TrainConfig, hidden: int = 3):
     """An objective factory for the trainer: a tiny model on a tiny a^n b^n."""
     task = tiny_task()
 
@@ -34,13 +35,14 @@ def build(model_name: str, data: SequenceDataConfig, train: TrainConfig, hidden:
         pc = dy.ParameterCollection()
         cls = get_model_class(model_name)
         model = cls(pc, cls.Config(hidden=hidden), len(task.symbols), len(task.outputs))
-        return SequenceObjective(task, model, pc, train, data, validation_seed=seed)
+        return SequenceObjective(task, model, pc, train, data, gradient_method(data, model, train.bptt),
+                                 validation_seed=seed)
     return make
 
 
 def trained(tmp_path, model_name, grad, epochs=1, **data):
     train = TrainConfig(epochs=epochs, batch_size=4, lr=0.5, lr_schedule="constant", seed=3)
-    config = SequenceDataConfig(epoch_size=12, grad=grad, **data)
+    config = SequenceTraining(epoch_size=12, grad=grad, **data)
     trainer = Trainer(train, build(model_name, config, train), progress=False)
     result = trainer.fit(tmp_path / grad)
     objective = build(model_name, config, train)(0)
@@ -54,7 +56,7 @@ def test_an_epoch_of_rtrl_gives_the_parameters_of_bptt(tmp_path, model_name):
     by_rtrl = trained(tmp_path, model_name, "rtrl")
     a, b = by_bptt.model.trained_parameters(), by_rtrl.model.trained_parameters()
     assert all(np.allclose(p.as_array(), q.as_array(), atol=1e-5) for p, q in zip(a, b))
-    start = build(model_name, SequenceDataConfig(), TrainConfig(seed=3))(0).model.trained_parameters()
+    start = build(model_name, SequenceTraining(), TrainConfig(seed=3))(0).model.trained_parameters()
     assert any(not np.allclose(p.as_array(), q.as_array()) for p, q in zip(a, start))   # it did train
 
 
@@ -65,7 +67,7 @@ def mean_training_loss(objective, examples):
 
 def test_uoro_lowers_the_loss_over_a_few_epochs(tmp_path):
     examples = tiny_task().split("train")
-    before = mean_training_loss(build("rnn2", SequenceDataConfig(), TrainConfig(seed=3))(0), examples)
+    before = mean_training_loss(build("rnn2", SequenceTraining(), TrainConfig(seed=3))(0), examples)
     after = mean_training_loss(trained(tmp_path, "rnn2", "uoro", epochs=6), examples)
     assert after < before
 
@@ -99,11 +101,11 @@ def test_online_gradients_refuse_the_nnpda_in_one_line():
     cls = get_model_class("nnpda")
     model = cls(pc, cls.Config(hidden=2), len(task.symbols), len(task.outputs))
     with pytest.raises(UserError, match="rnn2, nspda2 and nspda3"):
-        SequenceObjective(task, model, pc, TrainConfig(), SequenceDataConfig(grad="rtrl"), 1)
-    with pytest.raises(UserError, match="--grad must be one of"):
-        SequenceDataConfig(grad="rprop").validate()
-    with pytest.raises(UserError, match="needs --grad bptt"):
-        SequenceDataConfig(refine=4).validate()
+        gradient_method(GradientSettings(grad="rtrl"), model, TrainConfig().bptt)
+    with pytest.raises(UserError, match="grad must be one of"):
+        GradientSettings(grad="rprop").validate()
+    with pytest.raises(UserError, match="needs grad bptt"):
+        GradientSettings(refine=4).validate()
 
 
 def refinement_loss(model_name, passes, hint, rate=1.0):
@@ -145,8 +147,8 @@ def test_train_with_rtrl_from_the_command_line(tmp_path):
     tiny = ["--epochs", "1", "--epoch-size", "8", "--hidden", "2", "--quiet"]
     cli_run("train", "pda-anbn", "--model", "nspda2", "--grad", "rtrl", "--out", tmp_path / "r", *tiny)
     assert json.loads((tmp_path / "r" / "config.json").read_text())["data"]["grad"] == "rtrl"
-    assert "needs --grad bptt" in cli_run("train", "pda-anbn", "--model", "rnn2", "--refine", "2",
-                                          "--out", tmp_path / "f", *tiny, ok=False)
+    assert "needs grad bptt" in cli_run("train", "pda-anbn", "--model", "rnn2", "--refine", "2",
+                                        "--out", tmp_path / "f", *tiny, ok=False)
     assert "--grad must be one of" in cli_run("train", "pda-anbn", "--model", "rnn2", "--grad", "x",
                                               "--out", tmp_path / "a", *tiny, ok=False)
     assert "nnpda's analog stack" in cli_run("train", "pda-anbn", "--model", "nnpda", "--grad", "uoro",

@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from parsers.api import PARSER_TRAINING, Parser, evaluate_parser, train_parser
+from parsers.api import Parser, evaluate_parser, train_parser
 from parsers.conllu_io import read_conllu, write_conllu
 from parsers.evaluate import evaluate
-from parsers.model import ParserConfig
+from parsers.experiment import PARSER_TRAINING
+from parsers.model import ParserModelConfig, ParserTrainingConfig
 from stackparse.errors import UserError
 from tests.parsers_fixtures import SMALL_CONLLU, ewt, write
 
-TINY = ParserConfig(word_dim=32, upos_dim=16, char_dim=8, char_hidden=8, token_dim=32, context_layers=1,
+TINY = ParserModelConfig(word_dim=32, upos_dim=16, char_dim=8, char_hidden=8, token_dim=32, context_layers=1,
                     context_dim=16, lstm_dim=32,
                     lstm_layers=1, state_dim=32, action_dim=8, rel_dim=8)
 TINY_TRAINING = dataclasses.replace(PARSER_TRAINING, epochs=5, batch_size=8, lr=0.003)
@@ -115,9 +116,10 @@ def test_beam_one_is_greedy_and_wider_beams_give_trees(trained):
 TRAIN_IN_A_FRESH_PROCESS = """
 import dataclasses, json, sys
 import stackparse
-from parsers.api import PARSER_TRAINING, train_parser
-from parsers.model import ParserConfig
-config = ParserConfig(word_dim=16, upos_dim=8, char_dim=8, char_hidden=8, token_dim=16, context_dim=8,
+from parsers.api import train_parser
+from parsers.experiment import PARSER_TRAINING
+from parsers.model import ParserModelConfig
+config = ParserModelConfig(word_dim=16, upos_dim=8, char_dim=8, char_hidden=8, token_dim=16, context_dim=8,
                       lstm_dim=16, lstm_layers=1, state_dim=16, action_dim=4, rel_dim=4)
 _, metrics = train_parser(sys.argv[1], sys.argv[1], sys.argv[2], config,
                           dataclasses.replace(PARSER_TRAINING, epochs=2, batch_size=8), progress=False)
@@ -167,6 +169,6 @@ def test_exploration_follows_the_model_and_learns_the_dynamic_oracle(trained):
 
 
 def test_exploration_needs_a_dynamic_oracle():
-    with pytest.raises(UserError, match="--explore-after needs a system with a dynamic oracle"):
-        ParserConfig(system="arc-swap", explore_after=1).validate()
-    ParserConfig(system="arc-swap", explore_after=-1).validate()
+    with pytest.raises(UserError, match="explore.after needs a system with a dynamic oracle"):
+        ParserTrainingConfig(explore_after=1).validate("arc-swap")
+    ParserTrainingConfig(explore_after=-1).validate("arc-swap")

@@ -35,6 +35,6 @@ def test_bench_reports_every_metric_beside_the_paper(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(n for n, s in suites.SUITES.items() if s.kind == "sequence"))
 def test_every_suite_job_is_a_valid_experiment(name):
-    from stackparse.benchmarks.runner import experiment_config
+    from stackparse.benchmarks.runner import job_settings as experiment_config
     for job in suites.get_suite(name).jobs(1):
         experiment_config(job).validate()

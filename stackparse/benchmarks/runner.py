@@ -29,8 +29,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from stackparse.benchmarks.suites import Job, suite_parts
-from stackparse.config import to_dict, write_json
+from stackparse.config import SettingError, to_dict, write_json
 from stackparse.errors import UserError
+from stackparse.experiments import MODULES, get_kind, run, with_changes
 
 VERSIONED = ("dyNET38", "numpy", "stackparse", "distributed")
 
@@ -41,12 +42,14 @@ def run_job(job: Job, out: Path) -> dict:
     A process per job, because DyNet never gives memory back: a job that grows its pools (an analog
     stack's graph over a batch of long test strings took 14 GB) would otherwise keep them for every
     later job of the worker. The process's output goes to DIR/KEY/output.txt; if it dies without a record (killed,
-    a crash in DyNet), the job is recorded as failed with its exit status."""
+    a crash in DyNet), the job is recorded as failed with its exit status. The process imports the job's
+    kind's module first, which may configure DyNet (the parser's autobatching needs pre-allocated memory)."""
     run_dir = Path(out) / job.key
     run_dir.mkdir(parents=True, exist_ok=True)
+    code = (f"import {MODULES.get(job.kind, 'stackparse')}, pickle, sys; from stackparse.benchmarks.runner "
+            "import run_job_here; run_job_here(*pickle.load(sys.stdin.buffer))")
     with open(run_dir / "output.txt", "wb") as log:
-        done = subprocess.run([sys.executable, "-c", "import pickle, sys; from stackparse.benchmarks.runner "
-                               "import run_job_here; run_job_here(*pickle.load(sys.stdin.buffer))"],
+        done = subprocess.run([sys.executable, "-c", code],
                               input=pickle.dumps((job, Path(out))), stdout=log, stderr=subprocess.STDOUT)
     if (run_dir / "result.json").is_file():
         return json.loads((run_dir / "result.json").read_text())
@@ -63,7 +66,7 @@ def run_job_here(job: Job, out: Path) -> dict:
     try:
         config, metrics = _run(job, run_dir)
     except Exception as e:           # recorded, so one broken job does not stop the suite
-        return record_error(job, out, repr(e), traceback.format_exc())
+        return record_error(job, out, _described(e), traceback.format_exc())
     result = {"job": dataclasses.asdict(job), "config": config, "metrics": metrics,
               "wall_seconds": time.perf_counter() - start, "machine": platform.platform(),
               "python": platform.python_version(), "versions": {p: _version(p) for p in VERSIONED}}
@@ -80,56 +83,27 @@ def record_error(job: Job, out: Path, error: str, trace: str = "") -> dict:
 
 
 def _run(job: Job, run_dir: Path) -> tuple[dict, dict]:
-    """(settings, metrics) of one job, by its kind."""
-    if job.kind == "language-model":
-        from stackparse.tasks.language_model import run_language_model
-        model_config, train, _, _ = job_settings(job)
-        metrics = run_language_model(job.model, model_config, train, run_dir, progress=False)
-        return json.loads((run_dir / "config.json").read_text()), metrics
-    if job.kind == "parser":
-        return _run_parser(job, run_dir)
-    from stackparse.experiments import run_experiment
-    config = experiment_config(job)
-    return to_dict(config), run_experiment(config, run_dir, progress=False)
+    """(settings, metrics) of one job: its kind's experiment, run by the one driver."""
+    experiment = get_kind(job.kind)(job_settings(job))
+    return to_dict(experiment.settings), run(experiment, run_dir, progress=False)
 
 
-def _run_parser(job: Job, run_dir: Path) -> tuple[dict, dict]:
-    """`train-parser` on the suite's train_file with the job's settings over the defaults, then
-    `bench-parser` on its test_file: test accuracy, parsing speed and the training figures."""
-    from parsers.api import PARSER_TRAINING, ParserConfig, obtain_if_known, train_parser
-    from parsers.benchmark import benchmark_parser
-    training = dataclasses.replace(PARSER_TRAINING, seed=job.seed, **job.train_settings)
-    train_parser(job.overrides["train_file"], None, run_dir, ParserConfig(**job.model_settings), training,
-                 progress=False)
-    test = Path(job.overrides["test_file"])
-    obtain_if_known(test, progress=False)
-    metrics = benchmark_parser(run_dir, test, run_dir / "benchmark")
-    return metrics.pop("config"), metrics
+def job_settings(job: Job):
+    """A job's settings: its kind's defaults for its task and model, then the suite's overrides, the
+    column's model settings, the column's and the profile's training and data settings, and the seed,
+    each layer applied by `with_changes`."""
+    settings = get_kind(job.kind).defaults(job.task, job.model)
+    for changes in (job.overrides, {"model_config": job.model_settings}, job.train_settings, job.data_settings,
+                    {"seed": job.seed}):
+        settings = with_changes(settings, changes)
+    return settings
 
 
-def job_settings(job: Job) -> tuple[dict, "TrainConfig", "SequenceDataConfig", dict]:
-    """(model settings, trainer settings, data settings, other ExperimentConfig fields) of a job: the
-    task's default training, then the suite's overrides, then the column's settings."""
-    from stackparse.experiments import default_settings
-    from stackparse.models import get_model_class
-    from stackparse.training import TrainConfig
-    from stackparse.training.sequence import SequenceDataConfig
-
-    settings = dict(job.overrides)
-    model_config = {**to_dict(get_model_class(job.model).Config()), **settings.pop("model_config", {}),
-                    **job.model_settings}
-    language_model = job.kind == "language-model"
-    base_train, base_data = (TrainConfig(), SequenceDataConfig()) if language_model else default_settings(job.task)
-    train = dataclasses.replace(settings.pop("train", base_train), seed=job.seed, **job.train_settings)
-    data = dataclasses.replace(settings.pop("data", base_data), **job.data_settings)
-    return model_config, train, data, settings
-
-
-def experiment_config(job: Job):
-    """The ExperimentConfig a sequence job runs (see `job_settings`)."""
-    from stackparse.experiments import ExperimentConfig
-    model_config, train, data, settings = job_settings(job)
-    return ExperimentConfig(job.task, job.model, model_config, train, data, **settings)
+def _described(error: Exception) -> str:
+    """A job's error as recorded: a setting's names the flag that `train` gives it."""
+    if isinstance(error, SettingError):
+        return f"SettingError('--{error.setting.replace('_', '-')} {error.problem}')"
+    return repr(error)
 
 
 def _version(package: str) -> str:

@@ -8,16 +8,16 @@ for a fixed wall time per batch size.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from dataclasses import dataclass
 
 import dynet as dy
 import numpy as np
 
-from stackparse.models import get_model_class
-from stackparse.tasks import get_task
-from stackparse.training.sequence import SequenceDataConfig, SequenceObjective
-from stackparse.training.trainer import OPTIMIZERS, TrainConfig
+from stackparse.experiments.sequence import SequenceExperiment, SequenceSettings
+from stackparse.training.sequence import SequenceTraining
+from stackparse.training.trainer import OPTIMIZERS, TrainConfig, Trainer
 
 
 @dataclass(frozen=True)
@@ -32,27 +32,29 @@ class Speed:
 
 
 def training_speed(task: str, model: str, model_config: dict, batch_size: int, seconds: float = 20.0,
-                   seed: int = 1, data: SequenceDataConfig | None = None) -> Speed:
-    """Train for about `seconds` (whole minibatches) and count the characters processed; `data` holds
-    the objective's training options (e.g. `grad`, the gradient algorithm; default: the defaults)."""
-    task_obj, train = get_task(task), TrainConfig(batch_size=batch_size, seed=seed)
+                   seed: int = 1, data: SequenceTraining = SequenceTraining()) -> Speed:
+    """Train for about `seconds` (whole minibatches) with the trainer's inner loop and count the
+    characters processed; `data` holds the objective's training options (e.g. `grad`, the gradient
+    algorithm; default: the defaults)."""
+    train = TrainConfig(batch_size=batch_size, seed=seed)
+    data = dataclasses.replace(data, validation_size=1)
+    experiment = SequenceExperiment(SequenceSettings(task, model, model_config, train, data))
     dy.reset_random_seed(seed)
-    pc = dy.ParameterCollection()
-    net = get_model_class(model)(pc, get_model_class(model).Config(**model_config), len(task_obj.symbols),
-                                 len(task_obj.outputs))
-    data = dataclasses.replace(data or SequenceDataConfig(), validation_size=1)
-    objective = SequenceObjective(task_obj, net, pc, train, data, seed)
-    optimizer = OPTIMIZERS[train.optimizer](pc, train.lr)
+    objective = experiment.build(seed)
+    optimizer = OPTIMIZERS[train.optimizer](objective.param_collection(), train.lr)
     optimizer.set_clip_threshold(train.clip)
-    rng, last_stage = np.random.default_rng(seed), task_obj.protocol.train_n[1]
-    chars, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        for batch in objective.batches(last_stage, rng):
-            for loss, _ in objective.losses(batch):
-                loss.value()
-                loss.backward()
-                optimizer.update()
-            chars += sum(len(stream) for stream in batch)
-            if time.perf_counter() - start >= seconds:
-                break
-    return Speed(batch_size, chars, time.perf_counter() - start)
+    rng, last_stage = np.random.default_rng(seed), experiment.task.protocol.train_n[1]
+    endless = itertools.chain.from_iterable(objective.batches(last_stage, rng) for _ in itertools.count())
+    chars, start = [], time.perf_counter()
+    Trainer(train, experiment.build, progress=False).run_epoch(objective, optimizer, _until(endless, seconds, chars))
+    return Speed(batch_size, sum(chars), time.perf_counter() - start)
+
+
+def _until(batches, seconds: float, chars: list[int]):
+    """`batches` until `seconds` have passed (whole minibatches); the characters of each go to `chars`."""
+    start = time.perf_counter()
+    for batch in batches:
+        chars.append(sum(len(stream) for stream in batch))
+        yield batch
+        if time.perf_counter() - start >= seconds:
+            return

@@ -20,7 +20,8 @@ from stackparse.training.trainer import TrainConfig
 class Column:
     """One column of a suite's table: `model` with settings that differ from its defaults.
 
-    train_settings / data_settings override TrainConfig / SequenceDataConfig fields."""
+    train_settings / data_settings: the trainer's settings, and the other training settings (the
+    data's, the gradient's, the noises', the rules'), by name."""
     label: str
     model: str
     model_settings: dict = field(default_factory=dict)
@@ -32,9 +33,11 @@ class Column:
 class Job:
     """One experiment of a suite: `train TASK --model MODEL` for one seed.
 
-    overrides: ExperimentConfig fields other than the defaults ("train", "data", "model_config", ...),
-    shared by the suite; a column's own settings (label, model_settings, ...) apply on top. The seed
-    always comes from `seed`. kind: "sequence" (a task and its test protocol) or "language-model".
+    kind: the experiment kind (`stackparse.experiments.KINDS`: "sequence", "language-model", "parser").
+    overrides: the suite's changes to the kind's default settings (`stackparse.experiments.with_changes`:
+    a settings field, such as "train" or "test_n", or a nested setting, such as "noise"); the column's
+    and the profile's settings apply on top (`stackparse.benchmarks.runner.job_settings`). The seed
+    always comes from `seed`.
     """
     task: str
     model: str
@@ -55,9 +58,9 @@ class Job:
 class Profile:
     """How much of a suite `bench --profile NAME` runs.
 
-    seeds: the default number of seeds (`--seeds` overrides it). train_settings / data_settings:
-    TrainConfig / SequenceDataConfig fields set on every job, after the suite's and the column's
-    own settings. note: what the profile changes, for the report."""
+    seeds: the default number of seeds (`--seeds` overrides it). train_settings / data_settings: as a
+    Column's, set on every job after the suite's and the column's own settings. note: what the profile
+    changes, for the report."""
     seeds: int
     train_settings: dict = field(default_factory=dict)
     data_settings: dict = field(default_factory=dict)
@@ -153,17 +156,17 @@ JM_PROFILES = {"quick": QUICK_JM, "full": FULL}
 
 TRANSDUCTION = ("copy", "reversal", "bigram-flip", "svo-sov", "gender")
 TABLE3 = "Grefenstette et al. 2015, Table 3"
-def nspda_ablation(name: str, what: str, table: int, columns: tuple[Column, ...], data: SequenceDataConfig,
+def nspda_ablation(name: str, what: str, table: int, columns: tuple[Column, ...], changes: dict,
                    more_metrics: tuple = ()) -> Suite:
     """One of the NSPDA paper's ablations (`what` varies across `columns`) on a^n b^n and Dyck(2), with
-    the nspda-trained recipe otherwise (`data`: what the columns start from); error up to length 60
-    and at length 960."""
+    the nspda-trained recipe otherwise (`changes`: the settings the columns start from, over the
+    defaults); error up to length 60 and at length 960."""
     return Suite(name, f"Mali, Ororbia & Giles, ablation of {what}; percent of test strings (lengths 1..60) "
                        "misclassified",
                  NSPDA_ABLATED, columns, {}, metric="error_by_split.test",
                  paper=f"Mali et al., Table {table} (not available here)",
                  more_metrics=(("error_by_split.test-960", {}), *more_metrics),
-                 overrides={"train": NSPDA_TRAINING, "data": data})
+                 overrides={"train": NSPDA_TRAINING, **changes})
 
 
 SUITES = {s.name: s for s in [
@@ -216,12 +219,12 @@ SUITES = {s.name: s for s in [
           (Column("nspda2", "nspda2", NSPDA2), Column("nspda3", "nspda3", NSPDA3)),
           {}, metric="error_by_split.test", paper="Mali et al., Table 4 (not available here)",
           more_metrics=(("error_by_split.test-480", {}), ("error_by_split.test-960", {})),
-          overrides={"train": NSPDA_TRAINING, "data": SequenceDataConfig(insert_rules=0.5, noise=NSPDA_NOISE)}),
+          overrides={"train": NSPDA_TRAINING, "insert_rules": 0.5, "noise": NSPDA_NOISE}),
     # The hints ablation (the paper's Table 1 question: do inserted rules help?): no rules, half, all.
     nspda_ablation("nspda-hints", "the hints: nspda2 trained from none, half or all of the PDA's rules", 1,
                    tuple(Column(f"rules {share}", "nspda2", NSPDA2, data_settings={"insert_rules": share})
                          for share in (0.0, 0.5, 1.0)),
-                   SequenceDataConfig(noise=NSPDA_NOISE)),
+                   {"noise": NSPDA_NOISE}),
     # Incremental learning (the paper's Table 2 question): all lengths 1..21 from the first epoch,
     # single-stage incremental learning (lengths up to 7, 14, then 21, an epoch each), and Algorithm 1's
     # two stages (each epoch's first half on the new lengths alone, the second on all so far).
@@ -229,13 +232,13 @@ SUITES = {s.name: s for s in [
                    "lengths at once, in one stage, or in Algorithm 1's two stages", 2,
                    tuple(Column(label, "nspda2", NSPDA2, data_settings=settings)
                          for label, settings in INCREMENTAL_COLUMNS),
-                   SequenceDataConfig(insert_rules=0.5, noise=NSPDA_NOISE)),
+                   {"insert_rules": 0.5, "noise": NSPDA_NOISE}),
     # The noise regulariser (the paper's Table 3 question): none, the suites' 0.05, and four times that.
     nspda_ablation("nspda-noise", "the noise regulariser (Algorithm 2): nspda2 (half the rules) with noise 0, "
                    "0.05 or 0.2 on half the sub-matrices", 3,
                    tuple(Column(f"noise {level}", "nspda2", NSPDA2, data_settings={"noise": level})
                          for level in (0.0, NSPDA_NOISE, 0.2)),
-                   SequenceDataConfig(insert_rules=0.5)),
+                   {"insert_rules": 0.5}),
     # The gradient algorithm (the paper's Table 6 question). RTRL costs O(d p) per step (d state + read
     # neurons, p parameters), so this ablation uses the 3rd-order NSPDA with 8 state neurons, which
     # holds both languages' programmed automata (3 states each): with nspda2's 32 neurons RTRL trains at
@@ -246,7 +249,7 @@ SUITES = {s.name: s for s in [
                    "trained by BPTT, RTRL or UORO", 6,
                    tuple(Column(grad, "nspda3", NSPDA3, data_settings={"grad": grad})
                          for grad in ("bptt", "rtrl", "uoro")),
-                   SequenceDataConfig(insert_rules=0.5, noise=NSPDA_NOISE),
+                   {"insert_rules": 0.5, "noise": NSPDA_NOISE},
                    more_metrics=(("validation.train_chars_per_s", {}),)),
     # Table 4's comparison: the second-order RNN and the NNPDA (no rules: they have no discrete stack to
     # program) beside the NSPDAs of nspda-trained, with the same recipe; accuracy by length is plotted.
@@ -260,7 +263,7 @@ SUITES = {s.name: s for s in [
            Column("nspda3", "nspda3", NSPDA3, data_settings={"insert_rules": 0.5})),
           {}, metric="error_by_split.test", paper="Mali et al., Table 4 (not available here)",
           more_metrics=(("error_by_split.test-960", {}),), curves=True,
-          overrides={"train": NSPDA_TRAINING, "data": SequenceDataConfig(noise=NSPDA_NOISE)},
+          overrides={"train": NSPDA_TRAINING, "noise": NSPDA_NOISE},
           # quick: one seed, 8 minutes with one worker here (BENCHMARKS.md), most of it the NNPDA's
           profiles={"quick": Profile(1, note="1 seed"), "full": Profile(5, note="5 seeds")}),
     Suite("transduction",
@@ -287,7 +290,7 @@ SUITES = {s.name: s for s in [
           "and UPOS), greedy decoding",
           ("en",), ("stack-lstm",), {}, metric="test_las", kind="parser", decimals=2,
           overrides={"train_file": "corpora/en.conllu", "test_file": "corpora/en-test.conllu"},
-          more_metrics=(("test_uas", {}), ("parse_words_per_s", {}), ("train_minutes", {})),
+          more_metrics=(("test_uas", {}), ("parse_words_per_s", {}), ("train_seconds", {})),
           profiles={"quick": Profile(1, {"epochs": 1}, note="1 epoch of training"),
                     "full": Profile(1, note="the default train-parser job")}),
     # Seconds, not science: tiny models and one epoch of 10 sequences, to check a set-up (a Dask cluster, say)

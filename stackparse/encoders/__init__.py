@@ -1,8 +1,9 @@
-"""Encoders: each memory of this package as a DyNet builder that other DyNet models can use.
+"""Encoders: each architecture's one implementation, as a DyNet builder that any DyNet model can use.
 
 Arbitrary input vectors in, hidden vectors out, in DyNet's builder idiom (see `base`); the memory's
-contents stay inspectable. One module per family of memories, each driving the controller that the
-family's sequence models (`stackparse.models`) drive too:
+contents stay inspectable. The sequence models of `stackparse.models` are an input embedding, one
+of these and an output layer. One module per family of memories (and `tensors`, the higher-order
+products the NSPDA shares with the second-order RNN):
     stack_lstm      StackLSTMEncoder                          (Dyer et al. 2015)
     joulin_mikolov  StackRNNEncoder, ListRNNEncoder           (Joulin & Mikolov 2015)
     grefenstette    NeuralStackEncoder, NeuralQueueEncoder,   (Grefenstette et al. 2015)

@@ -7,9 +7,10 @@ An encoder is built like a DyNet RNN builder and used like one:
     state.output()                      # (hidden_dim,) x batch_size
     state.transduce(xs)                 # the outputs after each of xs
     state.memory                        # the memory value the inputs have left
-Each encoder drives a controller that a sequence model of `stackparse.models` drives too, so the
-equations exist once; an encoder only adapts it to arbitrary input vectors, checks those inputs,
-and saves its settings (`spec`, a frozen dataclass) for `dy.save` / `dy.load`.
+An encoder is its architecture's one implementation: a sequence model of `stackparse.models` is an
+input embedding, an encoder and an output layer. The encoder checks the user's inputs and saves its
+settings (`spec`, a frozen dataclass) for `dy.save` / `dy.load`; `start` and `step` are the
+unchecked core the models drive.
 """
 from __future__ import annotations
 
@@ -20,20 +21,17 @@ from typing import Any, ClassVar, Sequence
 
 import dynet as dy
 
+from stackparse.config import SettingError, check, setting
 from stackparse.errors import UserError
 
 
 @dataclass(frozen=True)
 class EncoderConfig:
-    """The settings every encoder has; an encoder's own Config adds its options, with defaults.
-
-    input_dim: the width of the vectors read. hidden_dim: the width of the outputs.
-    """
-    input_dim: int
-    hidden_dim: int
-
-    at_least_one: ClassVar[tuple[str, ...]] = ("input_dim", "hidden_dim")
-    """The integer settings that must be >= 1."""
+    """The settings every encoder has; an encoder's own Config adds its options, with defaults. It is
+    also its architecture's only settings class: a sequence model takes its options from it
+    (`stackparse.models.base.model_settings`)."""
+    input_dim: int = setting(help="the width of the vectors read", min=1)
+    hidden_dim: int = setting(help="the width of the outputs", min=1)
 
     def validate(self, encoder: str) -> None:
         """Raise a UserError naming `encoder` and the setting if a setting is out of range.
@@ -41,10 +39,18 @@ class EncoderConfig:
         Args:
           encoder: the encoder's class name, for the message.
         """
-        for name in self.at_least_one:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise UserError(f"{encoder}: {name} must be an integer >= 1 (got {value!r})")
+        try:
+            for f in dataclasses.fields(self):
+                value = getattr(self, f.name)
+                if f.metadata.get("min") == 1 and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                    raise SettingError(f.name, f"must be an integer >= 1 (got {value!r})")
+            self.check()
+        except SettingError as error:
+            raise UserError(f"{encoder}: {error}") from None
+
+    def check(self) -> None:
+        """`stackparse.config.check`, then the checks across settings (none here)."""
+        check(self)
 
 
 class EncoderState:
@@ -70,7 +76,7 @@ class EncoderState:
         Returns:
           The new state (this one is unchanged).
         """
-        return self._next(self.encoder._step(self.controller_state, self._checked(x)))
+        return self._next(self.encoder.step(self.controller_state, self._checked(x)))
 
     def add_inputs(self, xs: Sequence[dy.Expression]) -> list["EncoderState"]:
         """Read a sequence of inputs, one after the other.
@@ -145,8 +151,8 @@ class EncoderState:
 class Encoder(abc.ABC):
     """Base class of the encoders: settings, sub-collection, saving and states.
 
-    Subclasses set `Config` (and `State`, for a state with more operations) and implement `_start`, `_step`,
-    `_output` and `_memory` around their controller.
+    Subclasses set `Config` (and `State`, for a state with more operations) and implement `start`, `step`,
+    `_output` and `_memory`.
 
     Args:
       pc: the user's ParameterCollection; the parameters go into a sub-collection of their own.
@@ -204,15 +210,27 @@ class Encoder(abc.ABC):
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise UserError(f"{type(self).__name__}: batch_size must be an integer >= 1 (got {batch_size!r})")
-        return self.State(self, self._start(batch_size), batch_size)
+        return self.State(self, self.start(batch_size), batch_size)
 
     @abc.abstractmethod
-    def _start(self, batch_size: int) -> Any:
-        """The controller's state before any input."""
+    def start(self, batch_size: int) -> Any:
+        """The controller's state before any input (unchecked: the core the models drive).
+
+        Args:
+          batch_size: the sequences in the DyNet batch.
+        Returns:
+          The controller state.
+        """
 
     @abc.abstractmethod
-    def _step(self, controller_state: Any, x: dy.Expression) -> Any:
-        """The controller's state after reading `x`, (input_dim,) x batch (already checked)."""
+    def step(self, controller_state: Any, x: dy.Expression) -> Any:
+        """The controller's state after reading `x` (unchecked: the core the models drive).
+
+        Args:
+          controller_state: the state before. x: (input_dim,) x batch.
+        Returns:
+          The state after.
+        """
 
     @abc.abstractmethod
     def _output(self, controller_state: Any, batch_size: int) -> dy.Expression:

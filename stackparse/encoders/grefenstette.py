@@ -1,55 +1,124 @@
-"""The neural stack, queue and deque of Grefenstette et al. (2015) as encoders.
+"""The LSTM controllers of Grefenstette et al.'s neural stack, queue and deque (2015, §3.4): their one
+implementation.
 
 E. Grefenstette, K. M. Hermann, M. Suleyman and P. Blunsom, "Learning to Transduce with Unbounded
-Memory", NeurIPS 2015. The encoder drives `stackparse.models.neural_stack.NeuralMemoryController`
-(the LSTM controller of §3.4, which the neural-stack, -queue and -deque sequence models use) with the
-user's vectors in place of the embeddings e(x_t); its output is o_t and its memory a `NeuralStack`,
-`NeuralQueue` or `NeuralDeque` of `stackparse.memories.grefenstette`.
+Memory", NeurIPS 2015. With x_t the input (the paper's embedding e(x_t)), r_{t-1} the previous read
+((m,) per end; the deque has two ends, top and bottom), h hidden units:
+    o'_t, h_t = LSTM(x_t ; r_{t-1}, h_{t-1})                 (the controller, `layers` layers)
+    d_t = sigmoid(W_d o'_t + b_d)     u_t = sigmoid(W_u o'_t + b_u)        (push, pop: one per end)
+    v_t = tanh(W_v o'_t + b_v)        o_t = tanh(W_o o'_t + b_o)           (value (m,), output (h,))
+    (V_t, s_t), r_t = memory(V_{t-1}, s_{t-1}, d_t, u_t, v_t)             (eq. 1-3, 4-5 or 6-11)
+W_d and W_u are stacked as one (2 * ends, h) matrix, W_v as one (ends * m, h) matrix. The encoder's
+output is o_t and its memory a `NeuralStack`, `NeuralQueue` or `NeuralDeque` of
+`stackparse.memories.grefenstette`; the neural-stack, -queue and -deque sequence models
+(`stackparse.models.neural_stack`) read embedded symbols through it.
 
-The output of the initial state, before any input, is the zero vector (the controller's h_0 = 0; o_t
-is defined from the first input on).
+The pop bias b_u starts at `pop_bias` = -1, the initialisation the paper's Appendix B recommends for
+the controller to use the memory at all; the push bias starts at 0. h_0 and the LSTM's initial cell
+are zero (the paper learns h_0). The output of the initial state, before any input, is the zero
+vector (o_t is defined from the first input on).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import dynet as dy
+import numpy as np
 
+from stackparse.config import setting
 from stackparse.encoders.base import Encoder, EncoderConfig
-from stackparse.memories.grefenstette import NeuralDeque, NeuralQueue, NeuralStack
-from stackparse.models.neural_stack import ControllerState, NeuralMemoryController
+from stackparse.memories.grefenstette import NeuralDeque, NeuralQueue, NeuralStack, Signals
 
 
 @dataclass(frozen=True)
-class NeuralMemoryEncoderConfig(EncoderConfig):
-    """memory_size: m, the width of the values pushed. layers: the LSTM controller's layers.
-    pop_bias: the initial bias of every pop signal (the paper's Appendix B: -1).
-    """
-    memory_size: int
-    layers: int = 1
-    pop_bias: float = -1.0
+class NeuralMemoryConfig(EncoderConfig):
+    memory_size: int = setting(help="dimension of the values pushed (neural-stack, -queue, -deque)", min=1)
+    layers: int = setting(1, "recurrent layers", min=1)
+    pop_bias: float = setting(-1.0, "initial bias of the pop signals (Grefenstette et al.'s Appendix B: -1)")
 
-    at_least_one: ClassVar[tuple[str, ...]] = EncoderConfig.at_least_one + ("memory_size", "layers")
+
+class ControllerState(NamedTuple):
+    lstm: dy.RNNState
+    output: dy.Expression | None       # o_t: (h,) x B; None before the first step
+    memory: NeuralStack | NeuralQueue | NeuralDeque
+    signals: list[Signals] | None      # the last step's signals, one per end (for inspection)
 
 
 class _NeuralMemoryEncoder(Encoder):
-    """An encoder around NeuralMemoryController; subclasses name the memory class."""
-    Config = NeuralMemoryEncoderConfig
+    """The LSTM controller of §3.4 around the memory class its subclass names."""
+    Config = NeuralMemoryConfig
     memory_class: ClassVar[type]
 
     def __init__(self, pc: dy.ParameterCollection, input_dim: int, hidden_dim: int, **options):
         # memory_size defaults to hidden_dim: the paper's settings make both the same (256 and 256).
         super().__init__(pc, input_dim, hidden_dim, **{"memory_size": hidden_dim, **options})
         c = self.spec
-        self.controller = NeuralMemoryController(self.pc, self.memory_class, input_dim, hidden_dim,
-                                                 c.memory_size, c.layers, c.pop_bias)
+        h, m, ends = hidden_dim, c.memory_size, self.memory_class.ends
+        self.lstm = dy.VanillaLSTMBuilder(c.layers, input_dim + ends * m, h, self.pc)             # input ; reads
+        self.W_du = self.pc.add_parameters((2 * ends, h), name="Wdu")
+        self.b_du = self.pc.add_parameters((2 * ends,), init=np.tile([0.0, c.pop_bias], ends), name="bdu")
+        self.W_v = self.pc.add_parameters((ends * m, h), name="Wv")
+        self.b_v = self.pc.add_parameters((ends * m,), init=0.0, name="bv")
+        self.W_o = self.pc.add_parameters((h, h), name="Wo")
+        self.b_o = self.pc.add_parameters((h,), init=0.0, name="bo")
 
-    def _start(self, batch_size: int) -> ControllerState:
-        return self.controller.initial_state()
+    def start(self, batch_size: int, tensors: list[dy.Expression] | None = None) -> ControllerState:
+        """A zero LSTM state and an empty memory (both broadcast over any batch), or the state whose
+        `state_tensors` are `tensors`.
 
-    def _step(self, controller_state: ControllerState, x: dy.Expression) -> ControllerState:
-        return self.controller.step(controller_state, x)
+        Args:
+          batch_size: unused (the zero state broadcasts).
+          tensors: a state saved by `state_tensors` (truncated BPTT), or None.
+        Returns:
+          The state before the next input.
+        """
+        m, lstm_tensors = self.spec.memory_size, 2 * self.spec.layers
+        if tensors is None:
+            return ControllerState(self.lstm.initial_state(), None, self.memory_class.empty(m), None)
+        return ControllerState(self.lstm.initial_state(tensors[:lstm_tensors]), None,
+                               self.memory_class.restore(tensors[lstm_tensors:], m), None)
+
+    def step(self, state: ControllerState, x: dy.Expression) -> ControllerState:
+        """Read one input: the LSTM step on x_t ; r_{t-1}, the signals, o_t and the memory update.
+
+        Args:
+          state: the LSTM and the memory after t-1 inputs.
+          x: x_t, (input_dim,) x B.
+        Returns:
+          The state after t inputs.
+        """
+        lstm = state.lstm.add_input(dy.concatenate([x, *state.memory.read()]))              # r_{t-1}
+        controller = lstm.output()                                                           # o'_t: (h,)
+        signals = self.signals(controller)
+        output = dy.tanh(dy.affine_transform([self.b_o, self.W_o, controller]))             # o_t: (h,)
+        return ControllerState(lstm, output, state.memory.next(signals), signals)
+
+    def signals(self, controller: dy.Expression) -> list[Signals]:
+        """d_t, u_t and v_t for every end of the memory.
+
+        Args:
+          controller: the LSTM's output o'_t, (h,) x B.
+        Returns:
+          One Signals per end (the deque: top, then bottom).
+        """
+        m = self.spec.memory_size
+        actions = dy.logistic(dy.affine_transform([self.b_du, self.W_du, controller]))      # (2 ends,)
+        values = dy.tanh(dy.affine_transform([self.b_v, self.W_v, controller]))            # (ends m,)
+        return [Signals(dy.pick(actions, 2 * e), dy.pick(actions, 2 * e + 1),
+                        dy.pick_range(values, e * m, (e + 1) * m))
+                for e in range(self.memory_class.ends)]
+
+    @staticmethod
+    def state_tensors(state: ControllerState) -> list[dy.Expression]:
+        """Every tensor of `state`, for `start(tensors=...)` in a new graph.
+
+        Args:
+          state: a state of this controller.
+        Returns:
+          The LSTM's cells and hidden vectors, then the memory's tensors.
+        """
+        return [*state.lstm.s(), *state.memory.tensors()]
 
     def _output(self, controller_state: ControllerState, batch_size: int) -> dy.Expression:
         if controller_state.output is None:

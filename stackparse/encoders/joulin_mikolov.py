@@ -1,9 +1,16 @@
-"""The Stack RNN and List RNN of Joulin & Mikolov (2015, §4.2) as encoders.
+"""The Stack RNN and List RNN of Joulin & Mikolov (2015, §4.2): their one implementation.
 
 A. Joulin and T. Mikolov, "Inferring Algorithmic Patterns with Stack-Augmented Recurrent Nets",
-NeurIPS 2015. The encoder drives `stackparse.models.stack_rnn.MemoryRNNController` (eq. 3-6, the
-equations the Stack and List RNN sequence models use) with the user's vectors as x_t; its output is
-h_t and its memory a `StackMemory` or `ListMemory` of `stackparse.memories.joulin_mikolov`.
+NeurIPS 2015. With M memories (stacks or lists), k values read from each, m hidden units:
+    h_t = sigmoid(U x_t + R h_{t-1} + P s^k_{t-1} + b)     (eq. 6; R only with `recurrent`)
+    a_t = softmax(beta A h_t), one softmax per memory         (eq. 3; A is (actions * M, m))
+    v_t = sigmoid(D h_t)                                      (the value pushed or inserted; D is (M, m))
+    s_t = update(s_{t-1}, a_t, v_t)                           (eq. 4-5, or the list's update)
+P is (m, k * M); s^k_{t-1} is the (k, M) top-k read, flattened. One step of a whole minibatch is one
+DyNet batch: the controller is a few matrix products and the memory update a few slices. The
+encoder's output is h_t and its memory a `StackMemory` or `ListMemory` of
+`stackparse.memories.joulin_mikolov`; the stack-rnn and list-rnn sequence models
+(`stackparse.models.stack_rnn`) read one-hot symbols through it and add rounding (beta, discrete).
 
 Defaults differ from the sequence models' in one place, and why: `recurrent` is on. The paper sets
 R = 0 on its toy tasks to make the network use its stacks, and turns R on for language modelling
@@ -13,25 +20,20 @@ training schedule of the sequence models, not offered here; actions are always c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import dynet as dy
 
+from stackparse.config import setting
 from stackparse.encoders.base import Encoder, EncoderConfig
-from stackparse.memories.joulin_mikolov import ListMemory, StackMemory
-from stackparse.models.stack_rnn import MemoryRNNController, MemoryState
+from stackparse.memories.joulin_mikolov import ListMemory, Signals, StackMemory
 
 
 @dataclass(frozen=True)
-class _MemoryRNNEncoderConfig(EncoderConfig):
-    """k: values read from the top (head) of each memory (eq. 6; the paper uses 2).
-    no_op: add the NO-OP action. recurrent: use the recurrent matrix R of eq. 6.
-    """
-    k: int = 2
-    no_op: bool = False
-    recurrent: bool = True
-
-    at_least_one: ClassVar[tuple[str, ...]] = EncoderConfig.at_least_one + ("k",)
+class _MemoryRNNConfig(EncoderConfig):
+    k: int = setting(2, "values read from each stack's top (list's head)", min=1)
+    no_op: bool = setting(False, "add the NO-OP action")
+    recurrent: bool = setting(True, "use the recurrent matrix R (the paper sets R = 0 on the toy tasks)")
 
     @property
     def memories(self) -> int:
@@ -40,11 +42,8 @@ class _MemoryRNNEncoderConfig(EncoderConfig):
 
 
 @dataclass(frozen=True)
-class StackRNNEncoderConfig(_MemoryRNNEncoderConfig):
-    """stacks: continuous stacks in parallel, each with its own action softmax (the paper uses 10)."""
-    stacks: int = 10
-
-    at_least_one: ClassVar[tuple[str, ...]] = _MemoryRNNEncoderConfig.at_least_one + ("stacks",)
+class StackRNNConfig(_MemoryRNNConfig):
+    stacks: int = setting(10, "stacks in parallel (stack-rnn)", min=1)
 
     @property
     def memories(self) -> int:
@@ -52,32 +51,107 @@ class StackRNNEncoderConfig(_MemoryRNNEncoderConfig):
 
 
 @dataclass(frozen=True)
-class ListRNNEncoderConfig(_MemoryRNNEncoderConfig):
-    """lists: continuous doubly-linked lists in parallel (the paper uses 5)."""
-    lists: int = 5
-
-    at_least_one: ClassVar[tuple[str, ...]] = _MemoryRNNEncoderConfig.at_least_one + ("lists",)
+class ListRNNConfig(_MemoryRNNConfig):
+    lists: int = setting(5, "doubly-linked lists in parallel (list-rnn)", min=1)
 
     @property
     def memories(self) -> int:
         return self.lists
 
 
+class MemoryState(NamedTuple):
+    hidden: dy.Expression           # h_t: (m,) x B
+    memory: StackMemory | ListMemory
+    actions: dy.Expression | None   # a_t: (n_actions, M) x B, the probabilities used (for inspection)
+
+
 class _MemoryRNNEncoder(Encoder):
-    """An encoder around MemoryRNNController; subclasses name the memory class and its Config."""
+    """The controller of eq. 3-6 around the memory class its subclass names."""
     memory_class: ClassVar[type]
 
     def __init__(self, pc: dy.ParameterCollection, input_dim: int, hidden_dim: int, **options):
         super().__init__(pc, input_dim, hidden_dim, **options)
+        c, m = self.spec, hidden_dim
+        names = self.memory_class.actions
+        self.actions_used = names[:len(names) - (0 if c.no_op else 1)]
+        self.U = self.pc.add_parameters((m, input_dim), name="U")
+        self.b = self.pc.add_parameters((m,), init=0.0, name="b")
+        self.R = self.pc.add_parameters((m, m), name="R") if c.recurrent else None
+        self.P = self.pc.add_parameters((m, c.k * c.memories), name="P")
+        self.A = self.pc.add_parameters((len(self.actions_used) * c.memories, m), name="A")
+        self.D = self.pc.add_parameters((c.memories, m), name="D")
+
+    def start(self, batch_size: int, tensors: list[dy.Expression] | None = None,
+              capacity: int = 0) -> MemoryState:
+        """h_0 = 0 and empty memories, or the state whose `state_tensors` are `tensors`.
+
+        Args:
+          batch_size: B, the sequences in the DyNet batch.
+          tensors: a state saved by `state_tensors` (truncated BPTT), or None.
+          capacity: what `restore` keeps of restored memories (0: everything).
+        Returns:
+          The state before the next input.
+        """
         c = self.spec
-        self.controller = MemoryRNNController(self.pc, self.memory_class, input_dim, hidden_dim,
-                                              c.memories, c.k, c.no_op, c.recurrent)
+        if tensors is not None:
+            hidden, *memory = tensors
+            return MemoryState(hidden, self.memory_class.restore(memory, c.k, capacity), None)
+        return MemoryState(dy.zeros((c.hidden_dim,), batch_size=batch_size),
+                           self.memory_class.empty(c.memories, c.k), None)
 
-    def _start(self, batch_size: int) -> MemoryState:
-        return self.controller.initial_state(batch_size)
+    @staticmethod
+    def state_tensors(state: MemoryState) -> list[dy.Expression]:
+        """Every tensor of `state`, for `start(tensors=...)` in a new graph.
 
-    def _step(self, controller_state: MemoryState, x: dy.Expression) -> MemoryState:
-        return self.controller.step(controller_state, x)
+        Args:
+          state: a state of this controller.
+        Returns:
+          h_t, then the memory's tensors.
+        """
+        return [state.hidden, *state.memory.tensors()]
+
+    def step(self, state: MemoryState, x: dy.Expression, read_mask: dy.Expression | None = None,
+             beta: float = 1.0, discrete: bool = False) -> MemoryState:
+        """Read one input: eq. 6, then eq. 3, then the memory update (eq. 4-5 or the list's).
+
+        Args:
+          state: h_{t-1} and the memories s_{t-1}.
+          x: x_t, (input_dim,) x B.
+          read_mask: (k M,), multiplied into the flat read (rounding's removed memories); None: none.
+          beta, discrete: how actions are chosen; see `action_probabilities`.
+        Returns:
+          h_t, s_t and a_t.
+        """
+        memories = self.spec.memories
+        read = dy.reshape(state.memory.read(), (self.spec.k * memories,))                # s^k_{t-1}, flat
+        if read_mask is not None:
+            read = dy.cmult(read, read_mask)
+        terms = [self.b, self.U, x, self.P, read]
+        if self.R is not None:
+            terms += [self.R, state.hidden]
+        h = dy.logistic(dy.affine_transform(terms))                                       # eq. 6
+        actions = self.action_probabilities(h, beta, discrete)                            # (n_actions, M)
+        written = dy.reshape(dy.logistic(self.D * h), (1, memories))                      # sigma(D h_t)
+        return MemoryState(h, state.memory.next(Signals(actions, written)), actions)
+
+    def action_probabilities(self, h: dy.Expression, beta: float = 1.0, discrete: bool = False) -> dy.Expression:
+        """Eq. 3 for every memory at once, softmax(beta A h_t) per memory.
+
+        Args:
+          h: h_t, (m,) x B.
+          beta: the multiplier of the logits (rounding's; the paper's eq. 3 has 1).
+          discrete: put probability 1 on each memory's most probable action instead (rounding at test).
+        Returns:
+          (n_actions, M) x B, each column a distribution.
+        """
+        n, memories = len(self.actions_used), self.spec.memories
+        logits = dy.reshape(self.A * h, (n, memories))
+        if discrete:
+            batch = logits.dim()[1]
+            # One column per (memory, sequence): argmax works on vectors, so fold memories into the batch.
+            flat = dy.reshape(logits, (n,), batch_size=memories * batch)
+            return dy.reshape(dy.argmax(flat, gradient_mode="zero_gradient"), (n, memories), batch_size=batch)
+        return dy.softmax(logits * beta if beta != 1.0 else logits, d=0)
 
     def _output(self, controller_state: MemoryState, batch_size: int) -> dy.Expression:
         return controller_state.hidden
@@ -102,7 +176,7 @@ class StackRNNEncoder(_MemoryRNNEncoder):
       no_op: add the NO-OP action (default False).
       recurrent: use the recurrent matrix R (default True).
     """
-    Config = StackRNNEncoderConfig
+    Config = StackRNNConfig
     memory_class = StackMemory
 
 
@@ -122,5 +196,5 @@ class ListRNNEncoder(_MemoryRNNEncoder):
       no_op: add the NO-OP action (default False).
       recurrent: use the recurrent matrix R (default True).
     """
-    Config = ListRNNEncoderConfig
+    Config = ListRNNConfig
     memory_class = ListMemory

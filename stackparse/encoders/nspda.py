@@ -1,9 +1,11 @@
 """The Neural State Pushdown Automaton (Mali, Ororbia & Giles) as an encoder.
 
-A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020), §3. The encoder
-drives `stackparse.models.nspda.NSPDAController` (eq. 1-2 and 6, the equations nspda2 and nspda3 use)
-with the user's vectors as x^t; its output is the state neurons s^t, and its memory the model's own
-discrete stack, a `DiscreteStack` of `stackparse.memories.discrete_stack`.
+A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020), §3.
+`NSPDAController` is the one implementation of eq. 1-2 and 6 (the equations are in
+`stackparse.models.nspda`, whose nspda2 and nspda3 drive it with one-hot symbols, and the NNPDA with
+its analog stack); the encoder drives it with the user's vectors as x^t. Its output is the state
+neurons s^t, and its memory the model's own discrete stack, a `DiscreteStack` of
+`stackparse.memories.discrete_stack`.
 
 What the stack holds, and why. The model pushes the current input symbol and reads the top through
 e(.), that symbol's one-hot vector. The encoder pushes the current input vector: its stack holds
@@ -30,36 +32,128 @@ Choices beyond the model's, and why:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple
+from typing import Callable, NamedTuple, Sequence
 
 import dynet as dy
+import numpy as np
 
+from stackparse.config import SettingError, setting
 from stackparse.encoders.base import Encoder, EncoderConfig
-from stackparse.errors import UserError
-from stackparse.memories.discrete_stack import EMPTY, DiscreteStack
-from stackparse.models.nspda import NSPDAController, NSPDAState
+from stackparse.encoders.tensors import init_scale_setting, outer, quantized, start_vector, weight_tensor
+from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack, Signals
 
 BOTTOM = -2
 """The bottom marker's id on the encoder's stacks (inputs are 0, 1, ...; EMPTY is -1)."""
 
 
 @dataclass(frozen=True)
-class NSPDAEncoderConfig(EncoderConfig):
-    """order: 3 (P = s (x) x (x) r, the paper's M2) or 2 (P = [s; r] (x) x, M1).
-    bottom: the stack starts holding a bottom marker. quantize_states: g = round(sigmoid), else sigmoid.
-    init_scale: the weight tensors start uniform in [-init_scale, init_scale].
-    """
-    order: int = 3
-    bottom: bool = True
-    quantize_states: bool = True
-    init_scale: float = 0.5
+class NSPDAConfig(EncoderConfig):
+    order: int = setting(3, "3 (P = s (x) x (x) r, the paper's M2) or 2 (P = [s; r] (x) x, M1)")
+    bottom: bool = setting(True, "nspda: the stack starts with a bottom marker (a PDA's Z)")
+    quantize_states: bool = setting(True, "nspda, nnpda: quantized state neurons during training too "
+                                    "(straight-through gradients); the NSPDA quantizes them at evaluation always")
+    init_scale: float = init_scale_setting()
 
-    def validate(self, encoder: str) -> None:
-        super().validate(encoder)
+    def check(self) -> None:
+        super().check()
         if self.order not in (2, 3) or isinstance(self.order, bool):
-            raise UserError(f"{encoder}: order must be 2 or 3 (got {self.order!r})")
-        if not self.init_scale > 0:
-            raise UserError(f"{encoder}: init_scale must be positive (got {self.init_scale!r})")
+            raise SettingError("order", f"must be 2 or 3 (got {self.order!r})")
+
+
+class NSPDAState(NamedTuple):
+    state: dy.Expression          # s^t: (N,) x B
+    read: dy.Expression           # r^t: (R,) x B
+    stack: object                 # DiscreteStack (NSPDA) or NeuralStack (NNPDA)
+    action: dy.Expression | None  # a^t: (1,) x B, for inspection
+
+
+class NSPDAController:
+    """Eq. 1-2 and 6: the state and action tensors around a stack, and one step of the NSPDA. The one
+    implementation behind `NSPDAEncoder`, nspda2/nspda3 and the NNPDA (eq. 1-2 around its analog
+    stack); each says what e(.) of eq. 6 is for its stack's contents.
+
+    Args:
+      pc: the collection the biases go into (bs, ba).
+      order: 3 (P^t = s (x) x (x) r, M2) or 2 (P^t = [s; r] (x) x, M1).
+      state_size: N. input_size: the width of x^t (I for one-hot symbols). read_size: R.
+      add_tensor: makes a weight tensor, (name, rows, factors) -> Parameters (`weight_tensor`, or
+        the models' `TensorRNN.add_tensor`, which registers it for the noise regularizer); W^s is
+        made first, then W^a.
+    """
+
+    def __init__(self, pc: dy.ParameterCollection, order: int, state_size: int, input_size: int,
+                 read_size: int, add_tensor: Callable[[str, int, tuple[int, ...]], dy.Parameters]):
+        n, r = state_size, read_size
+        self.order = order
+        factors = (n, input_size, r) if order == 3 else (n + r, input_size)
+        self.Ws = add_tensor("Ws", n, factors)
+        self.Wa = add_tensor("Wa", 1, factors)
+        self.bs = pc.add_parameters((n,), init=0.0, name="bs")
+        self.ba = pc.add_parameters((1,), init=0.0, name="ba")
+
+    @property
+    def parameters(self) -> list[dy.Parameters]:
+        """W^s, b^s, W^a, b^a: the order in which `state_and_action` takes their expressions.
+
+        Returns:
+          The four parameters.
+        """
+        return [self.Ws, self.bs, self.Wa, self.ba]
+
+    def product(self, state: NSPDAState, x: dy.Expression) -> dy.Expression:
+        """P^t of eq. 1-2, flattened (see `outer`).
+
+        Args:
+          state: s^{t-1}, (N,) x B, and r^{t-1}, (R,) x B.
+          x: x^t, (I,) x B.
+        Returns:
+          (N I R,) x B for order 3, ((N + R) I,) x B for order 2.
+        """
+        if self.order == 3:
+            return outer([state.state, x, state.read])
+        return outer([dy.concatenate([state.state, state.read]), x])
+
+    def state_and_action(self, state: NSPDAState, x: dy.Expression, weights: list[dy.Expression] | None = None,
+                         quantize_states: bool = True) -> tuple[dy.Expression, dy.Expression]:
+        """Eq. 1-2: s^t = g(W^s P^t + b^s) and A^t = W^a P^t + b^a.
+
+        Args:
+          state: s^{t-1} and r^{t-1}.
+          x: x^t, (I,) x B.
+          weights: W^s, b^s, W^a, b^a as expressions (discretized ones, say); None: the parameters.
+          quantize_states: g = round(sigmoid) with the straight-through gradient; else sigmoid.
+        Returns:
+          s^t, (N,) x B, and A^t, (1,) x B.
+        """
+        Ws, bs, Wa, ba = weights or [p.expr(True) for p in self.parameters]
+        p = self.product(state, x)
+        s = quantized(dy.logistic(dy.affine_transform([bs, Ws, p])), quantize_states)
+        return s, dy.affine_transform([ba, Wa, p])
+
+    def step(self, state: NSPDAState, x: dy.Expression, pushed: Sequence[int],
+             codes: Callable[[list[int]], dy.Expression], weights: list[dy.Expression] | None = None,
+             quantize_states: bool = True) -> NSPDAState:
+        """One step on a discrete stack: eq. 1-2, a^t = f(A^t), the stack's update and the read of eq. 6.
+
+        Args:
+          state: s^{t-1}, r^{t-1} and the DiscreteStack.
+          x: x^t, (I,) x B.
+          pushed: what PUSH puts on each sequence's stack (B ids).
+          codes: e(.): B tops (ids, or EMPTY) -> their read vectors, (R,) x B.
+          weights, quantize_states: as for `state_and_action`.
+        Returns:
+          s^t, r^t, the stack after a^t, and a^t, (1,) x B with values in {-1, 0, 1}.
+        """
+        s, A = self.state_and_action(state, x, weights, quantize_states)
+        a = quantized(dy.tanh(A))                                                   # f(A^t), eq. 2
+        actions = np.rint(a.npvalue()).astype(int).reshape(-1)
+        if len(actions) == 1 and len(pushed) > 1:    # the same action everywhere (no batch dependence)
+            actions = np.repeat(actions, len(pushed))
+        candidates = state.stack.candidates(pushed)
+        alphas = dy.concatenate([dy.cmult(a, a + 1) * 0.5, dy.cmult(a, a - 1) * 0.5, -dy.square(a) + 1.0])
+        tops = dy.concatenate_cols([codes(candidates[act]) for act in (Action.PUSH, Action.POP, Action.NO_OP)])
+        read = tops * alphas                                                        # eq. 6: (R,) x B
+        return NSPDAState(s, read, state.stack.next(Signals([Action(int(v)) for v in actions], pushed)), a)
 
 
 class NSPDAEncoderControllerState(NamedTuple):
@@ -89,27 +183,35 @@ class NSPDAEncoder(Encoder):
       quantize_states: quantized state neurons, straight-through gradient (default True).
       init_scale: the weight tensors start uniform in [-init_scale, init_scale] (default 0.5).
     """
-    Config = NSPDAEncoderConfig
+    Config = NSPDAConfig
 
     def __init__(self, pc: dy.ParameterCollection, input_dim: int, hidden_dim: int, **options):
         super().__init__(pc, input_dim, hidden_dim, **options)
         c = self.spec
         self.read_size = input_dim + 2           # the input's values, the bottom marker, the empty stack
-        self.controller = NSPDAController(self.pc, c.order, hidden_dim, input_dim, self.read_size, self._tensor)
+        self.controller = NSPDAController(self.pc, c.order, hidden_dim, input_dim, self.read_size,
+                                          lambda *tensor: weight_tensor(self.pc, *tensor, c.init_scale))
 
-    def _tensor(self, name: str, rows: int, factors: tuple[int, ...]) -> dy.Parameters:
-        """A weight tensor (rows, *factors), stored as a matrix as the models store it."""
-        columns = 1
-        for factor in factors:
-            columns *= factor
-        return self.pc.add_parameters((rows, columns), init=dy.UniformInitializer(self.spec.init_scale), name=name)
+    def start(self, batch_size: int) -> NSPDAEncoderControllerState:
+        """s^0 and the stack holding the bottom marker (or nothing), with its read.
 
-    def _start(self, batch_size: int) -> NSPDAEncoderControllerState:
+        Args:
+          batch_size: B.
+        Returns:
+          The controller state before any input.
+        """
         stack = DiscreteStack.empty(batch_size, (BOTTOM,) if self.spec.bottom else ())
-        s0 = dy.one_hot(self.spec.hidden_dim, [0] * batch_size)                     # s^0 = (1, 0, ..., 0)
+        s0 = start_vector(self.spec.hidden_dim, batch_size)
         return NSPDAEncoderControllerState(s0, self._codes(())(stack.read()), stack, None, ())
 
-    def _step(self, controller_state: NSPDAEncoderControllerState, x: dy.Expression) -> NSPDAEncoderControllerState:
+    def step(self, controller_state: NSPDAEncoderControllerState, x: dy.Expression) -> NSPDAEncoderControllerState:
+        """Eq. 1-2 and 6 on x^t, pushing the input's position (module docstring).
+
+        Args:
+          controller_state: the state after t-1 inputs. x: x^t, (input_dim,) x B.
+        Returns:
+          The state after t inputs.
+        """
         codes = controller_state.codes + (dy.concatenate([x, dy.zeros((2,))]),)   # e(x_t): (R,) x B
         position = len(codes) - 1
         nspda = NSPDAState(*controller_state[:4])

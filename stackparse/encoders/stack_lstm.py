@@ -12,21 +12,19 @@ It wraps `stackparse.memories.StackLSTM`, the one implementation the parser uses
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import dynet as dy
 
+from stackparse.config import setting
 from stackparse.encoders.base import Encoder, EncoderConfig, EncoderState
 from stackparse.errors import UserError
 from stackparse.memories.stack_lstm import StackLSTM, StackState
 
 
 @dataclass(frozen=True)
-class StackLSTMEncoderConfig(EncoderConfig):
-    """layers: the LSTM's layers."""
-    layers: int = 1
-
-    at_least_one: ClassVar[tuple[str, ...]] = EncoderConfig.at_least_one + ("layers",)
+class StackLSTMConfig(EncoderConfig):
+    layers: int = setting(1, "the LSTM's layers", min=1)
 
 
 class StackLSTMEncoderState(EncoderState):
@@ -81,17 +79,31 @@ class StackLSTMEncoder(Encoder):
       hidden_dim: the width of the LSTM's output, the stack's encoding.
       layers: the LSTM's layers (default 1).
     """
-    Config = StackLSTMEncoderConfig
+    Config = StackLSTMConfig
     State = StackLSTMEncoderState
 
     def __init__(self, pc: dy.ParameterCollection, input_dim: int, hidden_dim: int, **options):
         super().__init__(pc, input_dim, hidden_dim, **options)
         self.stack_lstm = StackLSTM(self.pc, input_dim, hidden_dim, self.spec.layers)
 
-    def _start(self, batch_size: int) -> StackState:
+    def start(self, batch_size: int) -> StackState:
+        """The empty stack (its guard's encoding broadcasts over any batch).
+
+        Args:
+          batch_size: unused.
+        Returns:
+          The empty StackState.
+        """
         return self.stack_lstm.initial_state()
 
-    def _step(self, controller_state: StackState, x: dy.Expression) -> StackState:
+    def step(self, controller_state: StackState, x: dy.Expression) -> StackState:
+        """Push `x`.
+
+        Args:
+          controller_state: the stack. x: (input_dim,) x batch.
+        Returns:
+          The stack with x on top.
+        """
         return controller_state.push(x)
 
     def _output(self, controller_state: StackState, batch_size: int) -> dy.Expression:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import dynet as dy
 import numpy as np
 
-from stackparse.tasks.base import Example, Task
+from stackparse.sequences import Example, unroll
+from stackparse.tasks.base import Task
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,12 @@ def trace_example(model, task: Task, example: Example) -> list[Step]:
     """Run `example` from the model's initial state (evaluation mode) and record every step."""
     dy.renew_cg()
     model.training = False
-    state, steps = model.initial_state(1), []
-    for symbol, target, scored in zip(example.inputs, example.targets, example.scored):
-        state = model.step(state, [symbol])
+    steps = []
+    for t, state in unroll(model, np.array(example.inputs)[:, None]):          # (T, 1): one stream
+        symbol, target = example.inputs[t], example.targets[t]
         probabilities = dy.softmax(model.scores(state)).npvalue()
         steps.append(Step(task.symbols[symbol], task.outputs[target], task.outputs[int(probabilities.argmax())],
-                          float(probabilities[target]), bool(scored), tuple(model.trace(state))))
+                          float(probabilities[target]), bool(example.scored[t]), tuple(model.trace(state))))
     return steps
 
 

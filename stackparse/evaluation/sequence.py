@@ -4,9 +4,9 @@ A sequence is correct when every scored (deterministically predictable) symbol i
 correctly. A size n counts as solved when all its test examples are correct. We report the percent
 of sizes in the test range solved and, separately, the percent among sizes never seen in training.
 
-Tasks with fixed test splits (`stackparse.tasks.dataset.DatasetTask`: the grammar tasks) are tested
-on those instead, every example from a fresh state: `evaluate_splits` reports each split's error, the
-percent of examples not entirely correct (for string classification, the classification error).
+Tasks with fixed test splits (`Task.fixed_splits`: the grammar tasks) are tested on those instead,
+every example from a fresh state: `evaluate_splits` reports each split's error, the percent of
+examples not entirely correct (for string classification, the classification error).
 
 Grefenstette et al.'s measures (2015, §4.3) come with every report: coarse accuracy, the share of
 test sequences entirely correct, and fine accuracy, the mean over sequences of the share of scored
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import dynet as dy
 import numpy as np
 
-from stackparse.tasks.base import Example, Task
-from stackparse.tasks.dataset import DatasetTask
+from stackparse.sequences import Example, pad, unroll
+from stackparse.tasks.base import Task
 
 
 @dataclass(frozen=True)
@@ -38,17 +38,6 @@ class ExampleResult:
         return self.prefix / self.scored if self.scored else 1.0
 
 
-def pad(examples: list[Example]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Step-major (T, B) arrays of inputs, targets and the scored mask (0 on padding)."""
-    steps = max(len(e) for e in examples)
-    inputs = np.zeros((steps, len(examples)), dtype=np.int64)
-    targets = np.zeros_like(inputs)
-    mask = np.zeros(inputs.shape, dtype=np.float64)
-    for b, e in enumerate(examples):
-        inputs[:len(e), b], targets[:len(e), b], mask[:len(e), b] = e.inputs, e.targets, e.scored
-    return inputs, targets, mask
-
-
 def score_examples(model, examples: list[Example], batch_size: int | None = None) -> list[ExampleResult]:
     """Run each example from the initial state; predictions are the argmax at every step.
     `batch_size` sequences at a time (default: the model's `evaluation_batch`)."""
@@ -62,11 +51,7 @@ def score_examples(model, examples: list[Example], batch_size: int | None = None
 def _score_batch(model, examples: list[Example]) -> list[ExampleResult]:
     inputs, targets, mask = pad(examples)
     dy.renew_cg()
-    state = model.initial_state(len(examples))
-    scores = []
-    for ids in inputs:
-        state = model.step(state, ids)
-        scores.append(model.scores(state))
+    scores = [model.scores(state) for _, state in unroll(model, inputs)]
     values = dy.concatenate_cols(scores).npvalue().reshape(model.n_outputs, len(inputs), len(examples))
     logz = np.logaddexp.reduce(values, axis=0)                                    # (T, B)
     gold = np.take_along_axis(values, targets[None], axis=0)[0]                   # (T, B)
@@ -127,7 +112,7 @@ class SplitReport:
                 "accuracy_by_n": {str(n): a for n, a in self.accuracy.items()}}
 
 
-def evaluate_splits(model, task: DatasetTask, splits: tuple[str, ...] | None = None) -> SplitReport:
+def evaluate_splits(model, task: Task, splits: tuple[str, ...] | None = None) -> SplitReport:
     """Every example of each test split (default: the task's `test_splits`), from a fresh state."""
     error, count, accuracy = {}, {}, {}
     for name in splits or task.test_splits:
@@ -152,7 +137,7 @@ def evaluate_sizes(model, task: Task, rng: np.random.Generator,
                    test_n: tuple[int, int] | None = None, samples: int | None = None) -> SizeReport | SplitReport:
     """The paper's test: every n of the test range, `samples` examples each, from a fresh state; for a
     task with fixed test splits, those splits (`evaluate_splits`), where `test_n` has no meaning."""
-    if isinstance(task, DatasetTask):       # ExperimentConfig.validate refuses a test range for these
+    if task.fixed_splits:                   # the experiment refuses a test range for these
         return evaluate_splits(model, task)
     lo, hi = test_n or task.protocol.test_n
     samples = samples or task.protocol.test_samples

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 EMPTY = -1
 """What `top` gives for an empty stack (symbol ids are 0, 1, ...)."""
@@ -50,6 +50,12 @@ def top(stack: tuple[int, ...], depth: int = 0) -> int:
     return stack[-1 - depth] if len(stack) > depth else EMPTY
 
 
+class Signals(NamedTuple):
+    """One action per stack of the batch, and what PUSH pushes on each."""
+    actions: Sequence[Action]
+    symbols: Sequence[int]
+
+
 @dataclass(frozen=True)
 class DiscreteStack:
     """A batch of discrete stacks (see the module docstring).
@@ -67,9 +73,9 @@ class DiscreteStack:
     def batch_size(self) -> int:
         return len(self.stacks)
 
-    def next(self, actions: Sequence[Action], symbols: Sequence[int]) -> DiscreteStack:
+    def next(self, signals: Signals) -> DiscreteStack:
         """The stacks after `actions[b]` on stack b, pushing `symbols[b]` on PUSH."""
-        return DiscreteStack(tuple(update(s, Action(a), int(x)) for s, a, x in zip(self.stacks, actions, symbols)))
+        return DiscreteStack(tuple(update(s, Action(a), int(x)) for s, a, x in zip(self.stacks, *signals)))
 
     def read(self) -> list[int]:
         """The top symbol of each stack (EMPTY when empty)."""

@@ -35,7 +35,7 @@ Choices the paper leaves open, and why:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple, Sequence
 
 import dynet as dy
 
@@ -152,7 +152,8 @@ def deque_update(values, strengths, top: Signals, bottom: Signals):
 
 @dataclass(frozen=True)
 class _Memory:
-    """A memory as an immutable value: `next(*signals)` returns a new one, `read()` its read vectors.
+    """A memory as an immutable value: `next(signals)`, one Signals per end, returns a new one,
+    `read()` its read vectors.
 
     values: (m, n) x B, None while empty; strengths: (n,) x B, None while empty; size: m.
     """
@@ -168,6 +169,11 @@ class _Memory:
     @classmethod
     def empty(cls, size: int):
         return cls(None, None, size)
+
+    @property
+    def batch_size(self) -> int:
+        """B (1 for the empty memory, which broadcasts over any batch)."""
+        return 1 if self.strengths is None else self.strengths.dim()[1]
 
     def read(self) -> list[dy.Expression]:
         """One (m,) x B read per end (eq. 3, 5 or 10-11); zero vectors while empty."""
@@ -189,8 +195,8 @@ class _Memory:
 class NeuralStack(_Memory):
     """Grefenstette et al.'s neural stack (§3.1): pops, pushes and reads at the top."""
 
-    def next(self, signals: Signals) -> NeuralStack:
-        return NeuralStack(*stack_update(self.values, self.strengths, signals), self.size)
+    def next(self, signals: Sequence[Signals]) -> NeuralStack:
+        return NeuralStack(*stack_update(self.values, self.strengths, *signals), self.size)
 
 
 @dataclass(frozen=True)
@@ -198,17 +204,17 @@ class NeuralQueue(_Memory):
     """The neural queue (§3.2): pushes at the back, pops and reads at the front."""
     read_from_top: ClassVar[tuple[bool, ...]] = (False,)
 
-    def next(self, signals: Signals) -> NeuralQueue:
-        return NeuralQueue(*queue_update(self.values, self.strengths, signals), self.size)
+    def next(self, signals: Sequence[Signals]) -> NeuralQueue:
+        return NeuralQueue(*queue_update(self.values, self.strengths, *signals), self.size)
 
 
 @dataclass(frozen=True)
 class NeuralDeque(_Memory):
     """The neural double-ended queue (§3.3): two ends, each pushed, popped and read.
 
-    `next(top, bottom)`; `read()` is [r_top, r_bot]."""
+    `next([top, bottom])`; `read()` is [r_top, r_bot]."""
     ends: ClassVar[int] = 2
     read_from_top: ClassVar[tuple[bool, ...]] = (True, False)
 
-    def next(self, top: Signals, bottom: Signals) -> NeuralDeque:
-        return NeuralDeque(*deque_update(self.values, self.strengths, top, bottom), self.size)
+    def next(self, signals: Sequence[Signals]) -> NeuralDeque:
+        return NeuralDeque(*deque_update(self.values, self.strengths, *signals), self.size)

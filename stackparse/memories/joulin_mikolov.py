@@ -32,7 +32,7 @@ Choices the paper leaves open, and why:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import dynet as dy
 import numpy as np
@@ -46,6 +46,16 @@ probabilities are 1 only to about 1e-7, so exact equality would never hold)."""
 
 STACK_ACTIONS = ("PUSH", "POP", "NO-OP")
 LIST_ACTIONS = ("INSERT", "LEFT", "RIGHT", "NO-OP")
+
+
+class Signals(NamedTuple):
+    """What the controller sends every stack (list) at one step.
+
+    actions: a_t, (n_actions, S) x B, each column a distribution over the memory's `actions`.
+    values: (1, S) x B, what each stack pushes (list inserts): sigma(D h_t).
+    """
+    actions: dy.Expression
+    values: dy.Expression
 
 
 def _rows(x: dy.Expression) -> int:
@@ -135,9 +145,14 @@ class StackMemory:
         """S empty stacks (unbatched: broadcast over the batch on the first update)."""
         return StackMemory(_empty_rows(k, stacks), k)
 
-    def next(self, actions: dy.Expression, pushed: dy.Expression) -> "StackMemory":
+    @property
+    def batch_size(self) -> int:
+        """B (1 for the empty memory, which broadcasts over any batch)."""
+        return self.content.dim()[1]
+
+    def next(self, signals: Signals) -> "StackMemory":
         """The stacks after one step (eq. 4-5); see `stack_update`."""
-        return StackMemory(stack_update(self.content, actions, pushed), self.k)
+        return StackMemory(stack_update(self.content, *signals), self.k)
 
     def read(self) -> dy.Expression:
         """The top k values of every stack, s^k of eq. 6: (k, S) x B, the top first."""
@@ -181,9 +196,14 @@ class ListMemory:
     def empty(lists: int, k: int) -> "ListMemory":
         return ListMemory(_empty_rows(2 * k - 1, lists), k)
 
-    def next(self, actions: dy.Expression, written: dy.Expression) -> "ListMemory":
+    @property
+    def batch_size(self) -> int:
+        """B (1 for the empty memory, which broadcasts over any batch)."""
+        return self.content.dim()[1]
+
+    def next(self, signals: Signals) -> "ListMemory":
         """The lists after one step; see `list_update`."""
-        return ListMemory(list_update(self.content, self.head, actions, written)[0], self.k)
+        return ListMemory(list_update(self.content, self.head, *signals)[0], self.k)
 
     def read(self) -> dy.Expression:
         """The k values ending at the head (H-k+1..H): (k, S) x B, the head last."""

@@ -4,38 +4,70 @@ A model reads one input symbol per step (a minibatch of sequences is one DyNet b
 scores over the output alphabet. It knows alphabet sizes and its own settings, never the task.
 State is opaque to callers except through `state_tensors`, which is what truncated BPTT carries from
 one computation graph to the next.
+
+A memory-augmented model is generic (`EncoderModel`): an input embedding (one-hot, or learned), the
+architecture's encoder (`stackparse.encoders`, its one implementation) and the output layer V h + c.
+Its settings are the encoder's options (`model_settings`) and the model's own (`ModelConfig`'s).
+What a model supports beyond this interface it declares through `stackparse.models.capabilities`.
 """
 from __future__ import annotations
 
 import abc
+import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 import dynet as dy
 import numpy as np
 
-from stackparse.errors import UserError
+from stackparse.config import check, setting
+from stackparse.encoders.base import Encoder, EncoderConfig
 from stackparse.registry import Registry
 
 
 @dataclass(frozen=True)
 class ModelConfig:
     """Settings shared by the sequence models; a model may subclass this to add its own."""
-    hidden: int = 40
-    layers: int = 1
+    hidden: int = setting(40, "hidden units", min=1)
+    layers: int = setting(1, "recurrent layers", min=1)
 
     def validate(self) -> None:
-        if self.hidden < 1:
-            raise UserError(f"--hidden must be at least 1 (got {self.hidden})")
-        if self.layers < 1:
-            raise UserError(f"--layers must be at least 1 (got {self.layers})")
+        """`stackparse.config.check`; a subclass adds its checks across settings."""
+        check(self)
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig(ModelConfig):
+    """Settings of a model that may learn its input embeddings."""
+    embedding: int = setting(64, "dimension of the learned input embeddings, 0 = one-hot (neural-*, deep-lstm)",
+                             min=0)
+
+
+def model_settings(name: str, core: type[EncoderConfig], base: type[ModelConfig] = ModelConfig,
+                   exclude: tuple[str, ...] = (), **defaults) -> type[ModelConfig]:
+    """The settings class of a sequence model around an encoder: `base`'s fields, then the options of
+    the encoder's Config, declared there once (its sizes excepted: input_dim is the embedding's,
+    hidden_dim is `hidden`), with `defaults` where the model's differ from the encoder's.
+
+    Args:
+      name: the class's name. core: the encoder's Config. base: the model's own settings.
+      exclude: options of the core the model fixes itself (e.g. the NSPDA's order, its class's).
+      **defaults: option -> the model's default.
+    Returns:
+      A frozen dataclass.
+    """
+    skip = {"input_dim", "hidden_dim", *exclude}
+    fields = [(f.name, f.type, dataclasses.field(default=defaults.get(f.name, f.default), metadata=f.metadata))
+              for f in dataclasses.fields(core) if f.name not in skip]
+    return dataclasses.make_dataclass(name, fields, bases=(base,), frozen=True, namespace={"__module__": __name__})
 
 
 class SequenceModel(abc.ABC):
     """Base class; subclasses set `name`, `description` and optionally `Config`.
 
     Inputs are one-hot (a fixed identity lookup table), as in Joulin & Mikolov's eq. 1, so that
-    every model sees exactly the same input and differs only in its recurrence.
+    every model sees exactly the same input and differs only in its recurrence; with an `embedding`
+    setting, `add_embedding` makes learned embeddings `E` instead (Grefenstette et al. §4).
     """
     name: ClassVar[str]
     description: ClassVar[str]
@@ -46,6 +78,7 @@ class SequenceModel(abc.ABC):
     evaluation_batch: ClassVar[int] = 256
     """Sequences per DyNet batch when scoring (validation, test): fewer for a model whose state grows
     with time, since a graph keeps every step's state."""
+    E = None
 
     def __init__(self, pc: dy.ParameterCollection, config: ModelConfig, n_inputs: int, n_outputs: int):
         config.validate()
@@ -59,18 +92,19 @@ class SequenceModel(abc.ABC):
     def param_collection(self) -> dy.ParameterCollection:
         return self.pc
 
-    def start_epoch(self, epoch: int) -> None:
-        """Called by the objective before each training epoch (0-based), for models whose
-        training follows a schedule; the default does nothing."""
+    def add_embedding(self) -> None:
+        """Learned input embeddings E, (n_inputs, embedding), when the `embedding` setting is not 0."""
+        if self.config.embedding:
+            self.E = self.pc.add_lookup_parameters((self.n_inputs, self.config.embedding), name="E")
 
-    def simplify(self, examples) -> dict[str, float]:
-        """Called by the objective before each validation, in evaluation mode, with the validation
-        examples: a model may remove parts it does not use on them (e.g. memories) without changing
-        its predictions there. Returns numbers for the training log; the default does nothing."""
-        return {}
+    def input_size(self) -> int:
+        """The width of the vectors `embed` gives."""
+        return getattr(self.config, "embedding", 0) or self.n_inputs
 
     def embed(self, ids: Sequence[int]) -> dy.Expression:
-        """One-hot vectors for a batch of input symbols: (n_inputs,) x batch."""
+        """The input vectors of a batch of symbols, (input_size,) x batch: learned, or one-hot."""
+        if self.E is not None:
+            return dy.lookup_batch(self.E, list(ids))
         return dy.lookup_batch(self.onehot, list(ids), update=False)
 
     @abc.abstractmethod
@@ -98,21 +132,40 @@ class SequenceModel(abc.ABC):
         """Unnormalised output scores, eq. 2 of Joulin & Mikolov: V h_t + c. (n_outputs,) x batch."""
         return dy.affine_transform([self.c, self.V, self.hidden(state)])
 
+    def readout(self) -> list[dy.Expression]:
+        """V and c of the output layer as expressions of the current graph (trained)."""
+        return [p.expr(True) for p in self.readout_parameters()]
 
-def detach(tensors: list[dy.Expression]) -> list[np.ndarray]:
-    """Values of state tensors as arrays whose last axis is the batch (truncated BPTT's cut)."""
-    out = []
-    for e in tensors:
-        shape, batch = e.dim()
-        out.append(e.npvalue().reshape(shape + (batch,)))
-    return out
+    def readout_parameters(self) -> list[dy.Parameters]:
+        """V and c, the output layer's parameters."""
+        return [self.V, self.c]
 
 
-def reattach(values: list[np.ndarray]) -> list[dy.Expression]:
-    """Constant expressions, in the current graph, holding values saved by `detach`."""
-    # DyNet's inputTensor rejects a batch axis of size 1, so batch-1 values go in unbatched.
-    return [dy.inputTensor(v, batched=True) if v.shape[-1] > 1 else dy.inputTensor(v[..., 0])
-            for v in values]
+class EncoderModel(SequenceModel):
+    """A sequence model around an encoder: embedding, then `Encoder` as the controller, then V h + c.
+
+    The encoder's options are the settings' fields of the same names; the embedding (when the
+    settings have one) is made before the encoder.
+    """
+    Encoder: ClassVar[type[Encoder]]
+
+    def __init__(self, pc, config, n_inputs, n_outputs):
+        super().__init__(pc, config, n_inputs, n_outputs)
+        if hasattr(config, "embedding"):
+            self.add_embedding()
+        core = self.Encoder.Config
+        options = {f.name: getattr(config, f.name) for f in dataclasses.fields(core)
+                   if f.name not in ("input_dim", "hidden_dim")}
+        self.controller = self.Encoder(self.pc, self.input_size(), config.hidden, **options)
+
+    def initial_state(self, batch_size, tensors=None) -> Any:
+        return self.controller.start(batch_size, tensors)
+
+    def step(self, state, ids):
+        return self.controller.step(state, self.embed(ids))
+
+    def state_tensors(self, state):
+        return self.controller.state_tensors(state)
 
 
 MODELS = Registry("model")

@@ -24,20 +24,17 @@ Choices the paper leaves open, and why:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import dynet as dy
 
-from stackparse.errors import UserError
+from stackparse.encoders.nspda import NSPDAConfig, NSPDAState
 from stackparse.memories.grefenstette import NeuralStack, Signals
-from stackparse.models.base import register
-from stackparse.models.nspda import NSPDAConfig, NSPDAState, StackTensorRNN
+from stackparse.models.base import model_settings, register
+from stackparse.models.nspda import StackTensorRNN
+from stackparse.models.second_order import TensorConfig
 
-
-@dataclass(frozen=True)
-class NNPDAConfig(NSPDAConfig):
-    """The NSPDA's settings; the NNPDA's state neurons are continuous sigmoids unless quantized."""
-    quantize_states: bool = False
+NNPDAModelConfig = model_settings("NNPDAModelConfig", NSPDAConfig, TensorConfig, exclude=("order",),
+                                  quantize_states=False)
+"""The NSPDA's settings; the NNPDA's state neurons are continuous sigmoids unless quantized."""
 
 
 @register
@@ -46,9 +43,11 @@ class NNPDA(StackTensorRNN):
     description = "NNPDA: third-order state machine, analog stack (Sun, Giles, Chen & Lee 1993)"
     # A graph holds every step's analog stack: 256 test strings of length 960 at once took 14 GB.
     evaluation_batch = 16
-    Config = NNPDAConfig
+    Config = NNPDAModelConfig
     order = 3
     discrete = False
+    # RTRL and UORO need a state of fixed size; the analog stack grows with the string.
+    gradient_cell = None
 
     @staticmethod
     def read_size(n_inputs: int) -> int:
@@ -67,14 +66,10 @@ class NNPDA(StackTensorRNN):
         s0 = self.start_vector(batch_size) if start is None else start
         return NSPDAState(s0, self.read_vector(stack), stack, None)
 
-    def pack(self, state):
-        raise UserError("--grad rtrl and uoro need a state of fixed size: rnn2, nspda2 and nspda3 have one; "
-                        "nnpda's analog stack grows with the string (use --grad bptt or tbptt)")
-
     def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):
         s, A = self.controller(state, x, weights)
         a = dy.tanh(A)
-        stack = state.stack.next(Signals(push=dy.rectify(a), pop=dy.rectify(-a), value=x))
+        stack = state.stack.next([Signals(push=dy.rectify(a), pop=dy.rectify(-a), value=x)])
         return NSPDAState(s, self.read_vector(stack), stack, a)
 
     def trace(self, state):

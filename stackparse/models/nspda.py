@@ -14,13 +14,13 @@ neurons s (N), one-hot input neurons x (I) and read neurons r (R), one step is
 
 g(z) = round(sigmoid(z)) and f(A) = round(tanh(A)) are the quantized activations (eq. 7-14), whose
 gradient is the straight-through one: that of sigmoid(z) and tanh(A) (Bengio et al. 2013's
-estimator, `stackparse.models.second_order.straight_through_round`). The stack is a real one:
+estimator, `stackparse.encoders.tensors.straight_through_round`). The stack is a real one:
 whole symbols, no continuous amounts. What makes the stack learnable is eq. 6: the read is the
 candidate top of each action weighted by alpha(a), which equals the discrete read exactly (a is -1,
 0 or 1) yet has a gradient in a, hence in A, through the straight-through f.
-`NSPDAController` holds eq. 1-2 and 6 once: the models here drive it with one-hot symbols (the NNPDA,
-`stackparse.models.nnpda`, with its analog stack), `stackparse.encoders.NSPDAEncoder` with the user's
-vectors.
+`stackparse.encoders.nspda.NSPDAController` holds eq. 1-2 and 6 once: the models here drive it with
+one-hot symbols (the NNPDA, `stackparse.models.nnpda`, with its analog stack),
+`stackparse.encoders.NSPDAEncoder` with the user's vectors.
 
 Choices the paper leaves open, and why:
 - What is pushed: the current input symbol, as in the NNPDA (Sun et al. 1993): the stack alphabet is
@@ -40,139 +40,32 @@ Choices the paper leaves open, and why:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Callable, NamedTuple, Sequence
+from dataclasses import replace
 
 import dynet as dy
 import numpy as np
 
-from stackparse.errors import UserError
+from stackparse.config import SettingError
+from stackparse.encoders.nspda import NSPDAConfig, NSPDAController, NSPDAState
+from stackparse.encoders.tensors import outer
 from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack
-from stackparse.models.base import register
-from stackparse.models.second_order import TensorConfig, TensorRNN, outer, straight_through_round
+from stackparse.models.base import model_settings, register
+from stackparse.models.second_order import TensorConfig, TensorRNN
 
-
-@dataclass(frozen=True)
-class NSPDAConfig(TensorConfig):
-    """Settings of the NSPDA (and of the NNPDA, which shares its controller).
-
-    hidden: N, the state neurons. bottom: the stack starts with a bottom marker.
-    quantize_states: g quantizes the state neurons during training too (straight-through).
-    """
-    bottom: bool = True
-    quantize_states: bool = True
-
-
-class NSPDAState(NamedTuple):
-    state: dy.Expression          # s^t: (N,) x B
-    read: dy.Expression           # r^t: (R,) x B
-    stack: object                 # DiscreteStack (NSPDA) or NeuralStack (NNPDA)
-    action: dy.Expression | None  # a^t: (1,) x B, for inspection
-
-
-def quantized(x: dy.Expression, on: bool = True) -> dy.Expression:
-    """round(x) with the straight-through gradient (identity), or x itself when `on` is False."""
-    return straight_through_round(x) if on else x
-
-
-class NSPDAController:
-    """Eq. 1-2 and 6: the state and action tensors around a stack, and one step of the NSPDA. The one
-    implementation behind nspda2/nspda3, the NNPDA (eq. 1-2 around its analog stack) and
-    `stackparse.encoders.NSPDAEncoder`; each says what e(.) of eq. 6 is for its stack's contents.
-
-    Args:
-      pc: the collection the biases go into, under their own names (bs, ba): the caller's own
-        sub-collection, so that models saved before this class existed still load.
-      order: 3 (P^t = s (x) x (x) r, M2) or 2 (P^t = [s; r] (x) x, M1).
-      state_size: N. input_size: the width of x^t (I for one-hot symbols). read_size: R.
-      add_tensor: makes a weight tensor, (name, rows, factors) -> Parameters (`TensorRNN.add_tensor`,
-        which registers it for the noise regularizer); W^s is made first, then W^a.
-    """
-
-    def __init__(self, pc: dy.ParameterCollection, order: int, state_size: int, input_size: int,
-                 read_size: int, add_tensor: Callable[[str, int, tuple[int, ...]], dy.Parameters]):
-        n, r = state_size, read_size
-        self.order = order
-        factors = (n, input_size, r) if order == 3 else (n + r, input_size)
-        self.Ws = add_tensor("Ws", n, factors)
-        self.Wa = add_tensor("Wa", 1, factors)
-        self.bs = pc.add_parameters((n,), init=0.0, name="bs")
-        self.ba = pc.add_parameters((1,), init=0.0, name="ba")
-
-    @property
-    def parameters(self) -> list[dy.Parameters]:
-        """W^s, b^s, W^a, b^a: the order in which `state_and_action` takes their expressions.
-
-        Returns:
-          The four parameters.
-        """
-        return [self.Ws, self.bs, self.Wa, self.ba]
-
-    def product(self, state: NSPDAState, x: dy.Expression) -> dy.Expression:
-        """P^t of eq. 1-2, flattened (see `outer`).
-
-        Args:
-          state: s^{t-1}, (N,) x B, and r^{t-1}, (R,) x B.
-          x: x^t, (I,) x B.
-        Returns:
-          (N I R,) x B for order 3, ((N + R) I,) x B for order 2.
-        """
-        if self.order == 3:
-            return outer([state.state, x, state.read])
-        return outer([dy.concatenate([state.state, state.read]), x])
-
-    def state_and_action(self, state: NSPDAState, x: dy.Expression, weights: list[dy.Expression] | None = None,
-                         quantize_states: bool = True) -> tuple[dy.Expression, dy.Expression]:
-        """Eq. 1-2: s^t = g(W^s P^t + b^s) and A^t = W^a P^t + b^a.
-
-        Args:
-          state: s^{t-1} and r^{t-1}.
-          x: x^t, (I,) x B.
-          weights: W^s, b^s, W^a, b^a as expressions (discretized ones, say); None: the parameters.
-          quantize_states: g = round(sigmoid) with the straight-through gradient; else sigmoid.
-        Returns:
-          s^t, (N,) x B, and A^t, (1,) x B.
-        """
-        Ws, bs, Wa, ba = weights or [p.expr(True) for p in self.parameters]
-        p = self.product(state, x)
-        s = quantized(dy.logistic(dy.affine_transform([bs, Ws, p])), quantize_states)
-        return s, dy.affine_transform([ba, Wa, p])
-
-    def step(self, state: NSPDAState, x: dy.Expression, pushed: Sequence[int],
-             codes: Callable[[list[int]], dy.Expression], weights: list[dy.Expression] | None = None,
-             quantize_states: bool = True) -> NSPDAState:
-        """One step on a discrete stack: eq. 1-2, a^t = f(A^t), the stack's update and the read of eq. 6.
-
-        Args:
-          state: s^{t-1}, r^{t-1} and the DiscreteStack.
-          x: x^t, (I,) x B.
-          pushed: what PUSH puts on each sequence's stack (B ids).
-          codes: e(.): B tops (ids, or EMPTY) -> their read vectors, (R,) x B.
-          weights, quantize_states: as for `state_and_action`.
-        Returns:
-          s^t, r^t, the stack after a^t, and a^t, (1,) x B with values in {-1, 0, 1}.
-        """
-        s, A = self.state_and_action(state, x, weights, quantize_states)
-        a = quantized(dy.tanh(A))                                                   # f(A^t), eq. 2
-        actions = np.rint(a.npvalue()).astype(int).reshape(-1)
-        if len(actions) == 1 and len(pushed) > 1:    # the same action everywhere (no batch dependence)
-            actions = np.repeat(actions, len(pushed))
-        candidates = state.stack.candidates(pushed)
-        alphas = dy.concatenate([dy.cmult(a, a + 1) * 0.5, dy.cmult(a, a - 1) * 0.5, -dy.square(a) + 1.0])
-        tops = dy.concatenate_cols([codes(candidates[act]) for act in (Action.PUSH, Action.POP, Action.NO_OP)])
-        read = tops * alphas                                                        # eq. 6: (R,) x B
-        return NSPDAState(s, read, state.stack.next([Action(int(v)) for v in actions], pushed), a)
+NSPDAModelConfig = model_settings("NSPDAModelConfig", NSPDAConfig, TensorConfig, exclude=("order",))
+"""Settings of the NSPDA (and of the NNPDA, which shares its controller): the NSPDA encoder's options
+but its order (nspda2, nspda3: the class's), and the higher-order models'."""
 
 
 class StackTensorRNN(TensorRNN):
     """Eq. 1-2 around a stack: the state and action tensors, the response, and the order of the
     product (module docstring). Subclasses say how the stack is read and updated."""
-    Config = NSPDAConfig
+    Config = NSPDAModelConfig
     order: int
     discrete: bool = True
     """Whether the state neurons are quantized at evaluation whatever `quantize_states` says."""
 
-    def __init__(self, pc, config: NSPDAConfig, n_inputs, n_outputs):
+    def __init__(self, pc, config: NSPDAModelConfig, n_inputs, n_outputs):
         n, r = config.hidden, self.read_size(n_inputs)
         # The response reads s (x) r: the base class's V, c are sized for it (module docstring).
         super().__init__(pc, replace(config, hidden=n * r), n_inputs, n_outputs, state_size=n)
@@ -215,7 +108,8 @@ class StackTensorRNN(TensorRNN):
         return NSPDAState(dy.pick_range(vector, 0, n), dy.pick_range(vector, n, n + self.read_neurons), rest, None)
 
     def state_tensors(self, state):
-        raise UserError(f"{self.name}: its stack cannot be carried across a truncated-BPTT cut; use --bptt 0")
+        raise SettingError("bptt", f"must be 0 for {self.name}: its stack cannot be carried across a "
+                                   f"truncated-BPTT cut")
 
 
 class NSPDA(StackTensorRNN):
@@ -225,10 +119,14 @@ class NSPDA(StackTensorRNN):
     def read_size(n_inputs: int) -> int:
         return n_inputs + 2                       # the input symbols, the bottom marker, the empty stack
 
-    def __init__(self, pc, config: NSPDAConfig, n_inputs, n_outputs):
+    def __init__(self, pc, config: NSPDAModelConfig, n_inputs, n_outputs):
         super().__init__(pc, config, n_inputs, n_outputs)
         r = self.read_neurons
         self.read_codes = self.pc.add_lookup_parameters((r, r), init=np.eye(r), name="readcodes")   # e(.)
+
+    def programmable_parameters(self) -> dict[str, dy.Parameters]:
+        """The parameters a PDA's rules are written into (`stackparse.models.programming`), by name."""
+        return dict(zip(("Ws", "bs", "Wa", "ba", "V", "c"), (*self.nspda.parameters, *self.readout_parameters())))
 
     def read_ids(self, tops) -> list[int]:
         """Read neuron of each top: the symbol's own, the marker's (n_inputs), empty's (n_inputs + 1)."""

@@ -35,10 +35,11 @@ from dataclasses import dataclass
 import dynet as dy
 import numpy as np
 
+from stackparse.config import SettingError
 from stackparse.errors import UserError
 from stackparse.grammars.pda import PDA
 from stackparse.grammars.realtime import BOTTOM, EMPTY, RealTimePDA, realtime
-from stackparse.models.nspda import NSPDA, NSPDA2, NSPDA3, NSPDAConfig
+from stackparse.models.nspda import NSPDA, NSPDA2, NSPDA3
 
 OUTPUTS = ("reject", "accept")
 """The response's classes, in the order of the model's outputs."""
@@ -91,7 +92,7 @@ def programmed_nspda(pda: PDA, order: int, strength: float = 8.0,
     """
     table = realtime(pda)
     cls = {2: NSPDA2, 3: NSPDA3}[order]
-    config = NSPDAConfig(hidden=neurons_needed(table, order), bottom=bool(pda.bottom))
+    config = cls.Config(hidden=neurons_needed(table, order), bottom=bool(pda.bottom))
     model = cls(pc or dy.ParameterCollection(), config, len(pda.input_symbols), len(OUTPUTS))
     insert(model, table, strength, share=1.0, rng=np.random.default_rng(0), clear=True)
     return model
@@ -116,21 +117,22 @@ def insert(model: NSPDA, table: RealTimePDA, strength: float, share: float, rng:
         raise UserError(f"{model.name}: {model.n_inputs} inputs and {model.n_outputs} outputs cannot hold "
                         f"{pda.name} ({len(pda.input_symbols)} input symbols, accept/reject)")
     if table.pda.bottom and not model.config.bottom:
-        raise UserError(f"{model.name}: {pda.name} has a bottom marker; the model needs --bottom")
+        raise SettingError("bottom", f"must be on for {model.name} to hold {pda.name}, which has a bottom marker")
     c = code(table, model.order)
     if model.config.hidden < len(c.states):
-        raise UserError(f"{model.name}: {pda.name} needs at least {len(c.states)} state neurons "
-                        f"(--hidden {len(c.states)}), the model has {model.config.hidden}")
+        raise SettingError("hidden", f"must be at least {len(c.states)} for {model.name} to hold {pda.name} "
+                                     f"(got {model.config.hidden})")
     keys = sorted(table.moves)
     kept = set(keys[i] for i in rng.permutation(len(keys))[:int(round(share * len(keys)))])
     writer = _write3 if model.order == 3 else _write2
-    arrays = {name: getattr(model, name).as_array() for name in ("Ws", "bs", "Wa", "ba", "V", "c")}
+    parameters = model.programmable_parameters()
+    arrays = {name: p.as_array() for name, p in parameters.items()}
     if clear:
         arrays = {name: np.zeros_like(a) for name, a in arrays.items()}
     writer(model, table, c, kept, strength, arrays)
     _write_response(model, table, c, strength, arrays)
     for name, a in arrays.items():
-        getattr(model, name).set_value(a)
+        parameters[name].set_value(a)
 
 
 def _write3(model: NSPDA, table: RealTimePDA, c: Code, kept: set, h: float, w: dict) -> None:

@@ -53,10 +53,6 @@ class _BuilderModel(SequenceModel):
         super().__init__(pc, config, n_inputs, n_outputs)
         self.builder = self.builder_class(config.layers, self.input_size(), config.hidden, self.pc)
 
-    def input_size(self) -> int:
-        """The width of the vectors `embed` gives (one-hot by default; a subclass may embed)."""
-        return self.n_inputs
-
     def initial_state(self, batch_size, tensors=None):
         # DyNet's zero initial state broadcasts over any batch size.
         return self.builder.initial_state(tensors) if tensors is not None else self.builder.initial_state()

@@ -9,12 +9,8 @@ with one-hot inputs x^t, so each input symbol selects its own state-transition m
 the network is a neural state machine. The NNPDA and the NSPDA (`nnpda`, `nspda`) extend the product
 with the stack read, a third factor.
 
-A product of order p is stored as a matrix W: (N, N * K_2 * ... * K_p), its columns indexed by the
-flattened outer product of the factors, the first factor fastest (`outer`): column n + N (k + K l)
-for (state n, input k, read l). The N-column blocks W[:, block] are the transition sub-matrices
-W[:, :, k, l]: the unit the noise regularizer perturbs and the programming sets
-(`stackparse.training.noise`, `stackparse.models.programming`). `TensorRNN` is a model built on such
-tensors. Its `cell` and `response` are pure functions of the state, the input and the weights, so
+A product of order p is stored as a matrix (`stackparse.encoders.tensors`, which the NSPDA encoder
+shares). `TensorRNN` is a model built on such tensors. Its `cell` and `response` are pure functions of the state, the input and the weights, so
 that one implementation of each model's equations serves its own `step` (the weights: its parameters)
 and the gradient methods that drive it step by step with the weights as inputs (RTRL, UORO:
 `gradient_cell`, `stackparse.training.gradients`).
@@ -24,8 +20,7 @@ Choices the papers leave open, and why:
   every model scores its outputs after every step (`SequenceModel.scores`), so a task decides which
   steps count; a softmax over the outputs replaces the single response neuron (for two classes,
   the same thing up to a reparametrisation).
-- s^0 = (1, 0, ..., 0): the first state neuron is on at the start, as in Giles et al., so that the
-  product has a nonzero factor at the first step.
+- s^0 = (1, 0, ..., 0) (`stackparse.encoders.tensors.start_vector`).
 """
 from __future__ import annotations
 
@@ -34,73 +29,35 @@ from dataclasses import dataclass
 from typing import Any
 
 import dynet as dy
-import numpy as np
 
-from stackparse.errors import UserError
+from stackparse.cells import Cell, MemoryCell
+from stackparse.config import SettingError, setting
+from stackparse.encoders.tensors import discretized, init_scale_setting, outer, start_vector, weight_tensor
 from stackparse.models.base import ModelConfig, SequenceModel, register
-from stackparse.training.gradients import Cell, MemoryCell
-
-
-def outer(factors: list[dy.Expression]) -> dy.Expression:
-    """The flattened outer product of batched vectors, the first factor's index fastest.
-
-    Args:
-      factors: vectors (K_1,) x B, (K_2,) x B, ...
-    Returns:
-      (K_1 K_2 ...,) x B, entry k_1 + K_1 (k_2 + K_2 (...)) = prod_i factors[i][k_i].
-    """
-    product = factors[0]
-    for factor in factors[1:]:
-        size = product.dim()[0][0] * factor.dim()[0][0]
-        product = dy.reshape(product * dy.transpose(factor), (size,))    # column-major: first index fastest
-    return product
-
-
-def straight_through_round(x: dy.Expression) -> dy.Expression:
-    """round(x) forward, the identity's gradient backward (the straight-through estimator).
-
-    Written as round(x) + (x - x) with the gradient blocked through round(x) and the second x, so the
-    value is exactly round(x). (DyNet's own `dy.round(x, gradient_mode="straight_through_gradient")`
-    was measured to give a zero gradient on some runs and not others of one same graph.)
-    """
-    return dy.nobackprop(dy.round(x, gradient_mode="zero_gradient")) + (x - dy.nobackprop(x))
-
-
-def discretized(expression: dy.Expression, step: float) -> dy.Expression:
-    """A weight rounded to the nearest multiple of `step` (0: unchanged); the gradient passes
-    straight through, so the same expression serves training and evaluation."""
-    if step <= 0:
-        return expression
-    return straight_through_round(expression * (1.0 / step)) * step
 
 
 @dataclass(frozen=True)
 class TensorConfig(ModelConfig):
     """Settings of the higher-order models.
 
-    weight_step: at evaluation, every weight is rounded to the nearest multiple of this (the paper
-      discretizes the trained weights before testing); 0 = never. Programmed weights (multiples of
-      H) are unchanged by it.
-    init_scale: weights start uniform in [-init_scale, init_scale] (Giles et al.: small random).
-    discretize_training: the weights are rounded in training too (straight-through gradients), so the
-      model trained is the model evaluated (quantization-aware training). Off (the default, the
-      paper's procedure as we read it: train, then discretize), training can find a solution in small
-      weights (they start within +-init_scale) that rounding at evaluation sets to 0: on a^n b^n
-      (nspda2, half the rules inserted, seed 1) 50 % test error off, 0.0 % on (BENCHMARKS.md). Not the
-      default because the analog NNPDA, whose initial weights all round to 0, then gets no gradient
-      into its action tensor (tests/test_nspda.py). Over the benchmark's ten (language, NSPDA) cells
-      it did worse than no rounding at all (`--weight-step 0`, which the NSPDA suites use).
+    Off, `discretize_training` is the paper's procedure as we read it (train, then discretize), and
+    training can find a solution in small weights (they start within +-init_scale) that rounding at
+    evaluation sets to 0 (BENCHMARKS.md). It is not the default because the analog NNPDA, whose initial
+    weights all round to 0, then gets no gradient into its action tensor (tests/test_nspda.py).
+    Programmed weights (multiples of H) are unchanged by `weight_step`.
     """
-    weight_step: float = 1.0
-    init_scale: float = 0.5
-    discretize_training: bool = False
+    weight_step: float = setting(1.0, "higher-order models: round every weight to a multiple of this at "
+                                 "evaluation (the NSPDA paper's discretized weights), 0 = off", min=0)
+    init_scale: float = init_scale_setting()
+    discretize_training: bool = setting(False, "higher-order models: the weights rounded by weight_step in "
+                                        "training too (straight-through gradients), so the model trained is "
+                                        "the model evaluated")
 
     def validate(self) -> None:
         super().validate()
         if self.layers != 1:
-            raise UserError(f"the higher-order models have one layer of state neurons (got --layers {self.layers})")
-        if self.weight_step < 0 or self.init_scale <= 0:
-            raise UserError("--weight-step must be >= 0 (0 = off) and --init-scale positive")
+            raise SettingError("layers", f"must be 1: the higher-order models have one layer of state neurons "
+                                         f"(got {self.layers})")
 
 
 class TensorRNN(SequenceModel):
@@ -116,16 +73,11 @@ class TensorRNN(SequenceModel):
     def __init__(self, pc, config: TensorConfig, n_inputs, n_outputs, state_size: int | None = None):
         super().__init__(pc, config, n_inputs, n_outputs)
         self._tensors: dict[str, tuple[dy.Parameters, tuple[int, ...]]] = {}
-        start = np.zeros((1, state_size or config.hidden))
-        start[0, 0] = 1.0
-        # A lookup table rather than an input tensor: DyNet's input tensors must be kept alive by the
-        # caller as long as the graph, a table's rows live in the model.
-        self.start = self.pc.add_lookup_parameters((1, start.shape[1]), init=start, name="start")
+        self.state_size = state_size or config.hidden
 
     def add_tensor(self, name: str, rows: int, factors: tuple[int, ...]) -> dy.Parameters:
-        """A weight tensor (rows, *factors), stored as (rows, prod(factors)) (module docstring)."""
-        scale = self.config.init_scale
-        p = self.pc.add_parameters((rows, int(np.prod(factors))), init=dy.UniformInitializer(scale), name=name)
+        """A weight tensor (rows, *factors) (`weight_tensor`), registered for `weight_tensors`."""
+        p = weight_tensor(self.pc, name, rows, factors, self.config.init_scale)
         self._tensors[name] = (p, (rows, *factors))
         return p
 
@@ -141,7 +93,7 @@ class TensorRNN(SequenceModel):
 
     def start_vector(self, batch_size: int) -> dy.Expression:
         """s^0 = (1, 0, ..., 0) for every sequence: (N,) x B."""
-        return dy.lookup_batch(self.start, [0] * batch_size, update=False)
+        return start_vector(self.state_size, batch_size)
 
     @abc.abstractmethod
     def recurrent_parameters(self) -> list[dy.Parameters]:
@@ -149,7 +101,7 @@ class TensorRNN(SequenceModel):
 
     def trained_parameters(self) -> list[dy.Parameters]:
         """Every parameter training changes: the recurrence's, then the response's V and c."""
-        return [*self.recurrent_parameters(), self.V, self.c]
+        return [*self.recurrent_parameters(), *self.readout_parameters()]
 
     def weights(self) -> list[dy.Expression]:
         """The recurrence's weights as this step uses them: `weight` of each recurrent parameter."""
@@ -168,7 +120,7 @@ class TensorRNN(SequenceModel):
         return dy.affine_transform([c, V, self.hidden(state)])
 
     def scores(self, state):
-        return self.response(state, self.V.expr(True), self.c.expr(True))
+        return self.response(state, *self.readout())
 
     def neurons(self, state) -> dy.Expression:
         """The state neurons s^t: (N,) x B (the state itself here)."""

@@ -12,37 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from stackparse.registry import Registry
-
-
-@dataclass(frozen=True)
-class Example:
-    """One sequence for step-by-step prediction.
-
-    inputs[t] is fed at step t; targets[t] is the output the model must give after reading
-    inputs[:t+1]; scored[t] says whether that output counts for the loss and for correctness.
-    An example is correct when every scored target is predicted (argmax) correctly.
-    """
-    inputs: tuple[int, ...]
-    targets: tuple[int, ...]
-    scored: tuple[bool, ...]
-    n: int
-
-    def __post_init__(self):
-        if not (len(self.inputs) == len(self.targets) == len(self.scored)):
-            raise ValueError("inputs, targets and scored must have one entry per step")
-
-    def __len__(self) -> int:
-        return len(self.inputs)
-
-
-def concatenate(examples: list[Example]) -> Example:
-    """Examples joined into one stream (Joulin & Mikolov train on an unbroken stream of sequences)."""
-    return Example(
-        inputs=tuple(s for e in examples for s in e.inputs),
-        targets=tuple(s for e in examples for s in e.targets),
-        scored=tuple(s for e in examples for s in e.scored),
-        n=max(e.n for e in examples),
-    )
+from stackparse.sequences import Example, concatenate  # noqa: F401  (tasks make Examples; re-exported)
 
 
 @dataclass(frozen=True)
@@ -78,6 +48,14 @@ class Task(abc.ABC):
     symbols: tuple[str, ...]
     output_symbols: tuple[str, ...] | None = None
     protocol: ClassVar[Protocol] = Protocol()
+    default_training: ClassVar[dict] = {}
+    """Settings this task trains with unless told otherwise, over the trainer's and the data's
+    defaults: {"train": {field: value}, "data": {field: value}} (the experiment applies them with
+    `dataclasses.replace`, so a field that does not exist is an error)."""
+    pda = None
+    """The pushdown automaton whose language this is (grammar tasks), for rule insertion."""
+    fixed_splits: ClassVar[bool] = False
+    """True for a task whose data are fixed splits (`stackparse.tasks.dataset.DatasetTask`)."""
 
     @property
     def outputs(self) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from stackparse.tasks.base import Example, Task
 class DatasetTask(Task):
     """A task with named splits: "train", "validation" and the `test_splits`."""
     test_splits: ClassVar[tuple[str, ...]]
+    fixed_splits = True
 
     @abc.abstractmethod
     def split(self, name: str) -> list[Example]:

@@ -62,6 +62,17 @@ class TransductionTask(Task):
     """
     kind = "transduction"
     protocol = PROTOCOL
+    # The paper trains with RMSProp, batches of 10 and clipping at 1 for "an unbounded number of
+    # steps" (§4); on this machine: Adam at a constant 0.003, full BPTT, epochs of 2,000 sequences, a
+    # curriculum on the length (8-16 first, 8 more each epoch) and a moving average of the parameters,
+    # which make long sequences learnable in minutes (how these were chosen: BENCHMARKS.md, issue 5).
+    # Stop 5 epochs after the last improvement, or after 10 minutes of training.
+    default_training = {
+        "train": {"batch_size": 10, "bptt": 0, "optimizer": "adam", "lr": 0.003, "lr_schedule": "constant",
+                  "clip": 1.0, "epochs": 100, "patience": 5, "max_minutes": 10.0, "average": 0.995},
+        "data": {"epoch_size": 2000, "validation_size": 200, "curriculum_start": 16, "curriculum_step": 8,
+                 "curriculum_every": 1},
+    }
     source_vocabulary: ClassVar[tuple[str, ...]]
     target_vocabulary: ClassVar[tuple[str, ...]]
 

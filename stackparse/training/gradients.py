@@ -51,76 +51,16 @@ then hands the result to the shared trainer, which treats it like a loss express
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import dynet as dy
 import numpy as np
 
-from stackparse.errors import UserError
-from stackparse.models.base import reattach
-
-Step = Callable[[list[dy.Expression], dy.Expression, Any], dy.Expression]
-Loss = Callable[[list[dy.Expression], dy.Expression, Any], dy.Expression]
+from stackparse.cells import Cell, advance, initial_memory
+from stackparse.config import check, setting
+from stackparse.sequences import reattach, unroll
 
 METHODS = ("bptt", "tbptt", "rtrl", "uoro")
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A recurrent cell as pure functions of DyNet expressions.
-
-    step(params, state, x): the next state, an expression of the same shape as `state`.
-    loss(params, state, y): a scalar expression, the loss at a step whose target y is not None.
-    initial: the state before the first input, a constant (P_0 = 0).
-
-    `params` are expressions standing for the cell's parameters, in the order of the parameter list
-    the algorithms are given; the functions must reach the parameters only through them (a
-    `dy.Parameters` used directly would be invisible to RTRL and UORO). A structured state (a hidden
-    vector and a stack, say) is packed into one expression, e.g. with `dy.concatenate`. `x` and `y`
-    are whatever the sequence holds (e.g. one-hot arrays and symbol ids); the functions turn them into
-    expressions. The step may be evaluated on a batch of copies of the state, so it must use batched
-    operations only in the ordinary, batch-agnostic way (no `sum_batches`, `pick_batch_elem`).
-    """
-    step: Step
-    loss: Loss
-    initial: np.ndarray
-
-
-@dataclass(frozen=True)
-class MemoryCell(Cell):
-    """A cell whose state also has a part that carries no gradient (module docstring).
-
-    step(params, state, x, memory): (the next state, the next memory); `memory` is its initial value,
-    any Python value (a discrete stack). The step may get a batch of copies of the state with one
-    memory: it must give the copies the same memory (they take the same discrete decisions).
-    """
-    memory: Any = None
-
-
-def advance(cell: Cell, params: list[dy.Expression], state: dy.Expression, x, memory):
-    """One step of any cell.
-
-    Args:
-        cell: a `Cell` or a `MemoryCell`.
-        params, state, x: as its step takes them.
-        memory: m_{t-1} (ignored by a plain `Cell`).
-    Returns:
-        (s_t, m_t), m_t None for a plain `Cell`.
-    """
-    if isinstance(cell, MemoryCell):
-        return cell.step(params, state, x, memory)
-    return cell.step(params, state, x), None
-
-
-def initial_memory(cell: Cell):
-    """A cell's memory before the first input.
-
-    Args:
-        cell: a `Cell` or a `MemoryCell`.
-    Returns:
-        m_0, None for a plain `Cell`.
-    """
-    return cell.memory if isinstance(cell, MemoryCell) else None
 
 
 @dataclass(frozen=True)
@@ -132,23 +72,15 @@ class SequenceGradient:
 
 @dataclass(frozen=True)
 class GradientConfig:
-    """How gradients are computed (the CLI's `--grad`).
-
-    method: "bptt" (full), "tbptt" (truncated every `truncation` steps), "rtrl" or "uoro".
-    truncation: tbptt's segment length in steps.
-    epsilon: UORO's ε, which keeps ρ0 and ρ1 finite when s̃ or θ̃ vanish (e.g. at the first step).
-    """
-    method: str = "bptt"
-    truncation: int = 50
-    epsilon: float = 1e-7
+    """How one sequence's gradient is computed."""
+    method: str = setting("bptt", "bptt (full), tbptt (truncated every `truncation` steps), rtrl or uoro",
+                          choices=METHODS)
+    truncation: int = setting(50, "tbptt's segment length in steps", min=1)
+    epsilon: float = setting(1e-7, "UORO's ε, which keeps ρ0 and ρ1 finite when s̃ or θ̃ vanish (e.g. at "
+                             "the first step)", min=0, min_open=True)
 
     def validate(self) -> None:
-        if self.method not in METHODS:
-            raise UserError(f"--grad must be one of {', '.join(METHODS)} (got {self.method!r})")
-        if self.truncation < 1:
-            raise UserError(f"--truncation must be at least 1 (got {self.truncation})")
-        if self.epsilon <= 0:
-            raise UserError(f"the UORO epsilon must be positive (got {self.epsilon})")
+        check(self)
 
 
 def sequence_gradient(config: GradientConfig, cell: Cell, params: Sequence[dy.Parameters],
@@ -188,12 +120,12 @@ def bptt(cell: Cell, params: Sequence[dy.Parameters], xs: Sequence, ys: Sequence
     for t0 in range(0, len(xs), cut):
         dy.renew_cg()
         theta = [dy.inputTensor(v) for v in values]
-        s = dy.inputTensor(state)
+        steps = unroll(None, xs[t0:t0 + cut], (dy.inputTensor(state), memory),
+                       lambda carried, x: advance(cell, theta, carried[0], x, carried[1]))
         losses = []
-        for x, y in zip(xs[t0:t0 + cut], ys[t0:t0 + cut]):
-            s, memory = advance(cell, theta, s, x, memory)
-            if y is not None:
-                losses.append(cell.loss(theta, s, y))
+        for t, (s, memory) in steps:
+            if ys[t0 + t] is not None:
+                losses.append(cell.loss(theta, s, ys[t0 + t]))
         state = s.npvalue().reshape(cell.initial.shape)
         if losses:
             segment = dy.esum(losses)

@@ -1,10 +1,16 @@
-"""The adaptive noise regularizer for weight tensors of any order (Mali, Ororbia & Giles, Algorithm 2).
+"""The NSPDA paper's two noises (Mali, Ororbia & Giles), as trainer hooks (`hooks_for`): the adaptive
+noise regularizer for weight tensors of any order (Algorithm 2, `WeightNoise`), and the stochastic
+learning rate (`LearningRateNoise`).
 
 Before each update, a random share of the transition sub-matrices of every weight tensor is
 perturbed with Gaussian noise; the gradient is taken at the perturbed weights; after the update the
 same noise is taken off again, so the noise never accumulates in the weights:
 
     W <- W + E,   W <- W - lr grad L(W + E),   W <- W - E
+
+The stochastic learning rate multiplies each update's learning rate by a factor drawn uniformly in
+[1 - lr_noise, 1 + lr_noise], then restores it: with SGD the step the gradient gets is scaled, with
+Adam the step size alpha (the rate, not the loss: Adam is invariant to the loss's scale).
 
 A tensor (rows, N, K_2, ..., K_p) is stored as (rows, N K_2 ... K_p) (`stackparse.models.second_order`);
 its sub-matrices W[:, :, k_2, ..., k_p] are its blocks of N consecutive columns, one per combination
@@ -24,6 +30,63 @@ from dataclasses import dataclass
 
 import dynet as dy
 import numpy as np
+
+from stackparse.config import setting
+from stackparse.models.capabilities import WeightTensors, require
+
+
+@dataclass(frozen=True)
+class NoiseSettings:
+    """The weights' noise (Algorithm 2) and the learning rate's (module docstring)."""
+    noise: float = setting(0.0, "higher-order models: adaptive weight noise (NSPDA Algorithm 2), relative to "
+                           "each sub-matrix's size, 0 = off", min=0)
+    noise_share: float = setting(0.5, "share of the transition sub-matrices perturbed at each update",
+                                 min=0, min_open=True, max=1)
+    lr_noise: float = setting(0.0, "stochastic learning rate: each step times a factor uniform in [1-x, 1+x], "
+                              "0 = off", min=0, max=1, max_open=True)
+
+
+def hooks_for(settings: NoiseSettings, model) -> list:
+    """The trainer hooks (`stackparse.training.trainer.Hook`) `settings` turn on for `model`: the
+    weights' noise first, so that its draws come first from the epoch's generator."""
+    hooks = []
+    if settings.noise > 0:
+        require(model, WeightTensors, "noise")
+        hooks.append(WeightNoise(model.weight_tensors(), settings.noise, settings.noise_share))
+    if settings.lr_noise > 0:
+        hooks.append(LearningRateNoise(settings.lr_noise))
+    return hooks
+
+
+@dataclass
+class WeightNoise:
+    """Algorithm 2 as a hook: the noise goes on before each loss is taken and comes off after the update
+    (`tensors`, `scale`, `share`: as `perturb` takes them)."""
+    tensors: list[tuple[dy.Parameters, tuple[int, ...]]]
+    scale: float
+    share: float
+    applied: Perturbation | None = None
+
+    def before_update(self, optimizer, rng: np.random.Generator) -> None:
+        self.applied = perturb(self.tensors, self.scale, self.share, rng)
+
+    def after_update(self, optimizer) -> None:
+        self.applied.remove()
+
+
+@dataclass
+class LearningRateNoise:
+    """The stochastic learning rate as a hook: the rate times a factor uniform in [1 - spread, 1 + spread]
+    for one update, then the rate it was."""
+    spread: float
+    rate: float = 0.0
+
+    def before_update(self, optimizer, rng: np.random.Generator) -> None:
+        self.rate = optimizer.learning_rate
+        optimizer.learning_rate = self.rate * float(rng.uniform(1 - self.spread, 1 + self.spread))
+
+    def after_update(self, optimizer) -> None:
+        optimizer.learning_rate = self.rate
 
 
 @dataclass(frozen=True)
@@ -46,7 +109,7 @@ def perturb(tensors: list[tuple[dy.Parameters, tuple[int, ...]]], scale: float, 
     """Add the noise of Algorithm 2 (module docstring) to `tensors`.
 
     Args:
-      tensors: (parameter, shape (rows, N, K_2, ...)) pairs, as `TensorRNN.weight_tensors` gives.
+      tensors: (parameter, shape (rows, N, K_2, ...)) pairs, as a model's `weight_tensors` gives.
       scale: the noise's standard deviation relative to each sub-matrix's root mean square.
       share: the fraction of each tensor's sub-matrices perturbed.
       rng: the only source of randomness.

@@ -39,8 +39,7 @@ from __future__ import annotations
 import dynet as dy
 import numpy as np
 
-from stackparse.evaluation.sequence import pad
-from stackparse.models.base import reattach
+from stackparse.sequences import masked_nll, pad, reattach, unroll
 
 HINTS = ("error", "state")
 
@@ -49,51 +48,50 @@ def refined_losses(model, batch, passes: int, hint: str, rate: float):
     """Eq. 15-17 for one minibatch (module docstring).
 
     Args:
-        model: a higher-order model (`stackparse.models.second_order.TensorRNN`).
+        model: a `stackparse.models.capabilities.Refinable` model.
         batch: the minibatch's examples (streams from the initial state).
         passes: K.
         hint: "error" or "state".
         rate: β.
     Yields:
         One (L / the number of streams, scored steps), built in a fresh graph: what
-        `stackparse.training.sequence.segment_losses` yields for full BPTT when K = 1.
+        `stackparse.training.methods.segment_losses` yields for full BPTT when K = 1.
     """
     inputs, targets, mask = pad(batch)
     size = len(batch)
     starts = error_hinted_starts(model, inputs, targets, mask, passes, rate) if hint == "error" else None
     dy.renew_cg()
-    weights, V, c = model.weights(), model.V.expr(True), model.c.expr(True)
+    weights, readout = model.weights(), model.readout()
     s0 = model.neurons(model.initial_state(size))
     start, losses = None, []
     for k in range(passes):
         if starts is not None and k > 0:
             start = reattach([starts[k]])[0]
-        states, loss = read_once(model, inputs, targets, mask, weights, V, c, start)
+        states, loss = read_once(model, inputs, targets, mask, weights, readout, start)
         losses.append(loss)
         if hint == "state":
             start = s0 * (1 - rate) + last_neurons(model, states, [len(e) for e in batch]) * rate  # eq. 16
     yield dy.esum(losses) / size, int(mask.sum())                                                 # eq. 17
 
 
-def read_once(model, inputs: np.ndarray, targets: np.ndarray, mask: np.ndarray, weights, V, c, start=None):
+def read_once(model, inputs: np.ndarray, targets: np.ndarray, mask: np.ndarray, weights, readout, start=None):
     """One pass over a padded minibatch with the weights given (eq. 15).
 
     Args:
-        model: a higher-order model.
+        model: a refinable model.
         inputs, targets, mask: (T, B), as `pad` makes them.
-        weights: the recurrence's weights (`model.cell`'s). V, c: the response's.
+        weights: the recurrence's weights (`model.cell`'s). readout: the response's (`model.readout`).
         start: the state neurons to start from, (N,) x B; None: s^0.
     Returns:
         The state after every step, and the summed loss of the scored steps (a scalar).
     """
-    from stackparse.training.sequence import masked_nll      # here: sequence.py imports this module
-    state = model.initial_state(inputs.shape[1], start=start)
     states, terms = [], []
-    for t in range(inputs.shape[0]):
-        state = model.cell(state, model.embed(inputs[t]), inputs[t], weights)
+    steps = unroll(model, inputs, model.initial_state(inputs.shape[1], start=start),
+                   lambda state, ids: model.cell(state, model.embed(ids), ids, weights))
+    for t, state in steps:
         states.append(state)
         if mask[t].any():
-            terms.append(masked_nll(model.response(state, V, c), targets[t], mask[t]))
+            terms.append(masked_nll(model.response(state, *readout), targets[t], mask[t]))
     return states, dy.sum_batches(dy.esum(terms))
 
 
@@ -107,12 +105,13 @@ def error_hinted_starts(model, inputs, targets, mask, passes: int, rate: float) 
     size = inputs.shape[1]
     dy.renew_cg()
     starts = [_columns(model.neurons(model.initial_state(size)).npvalue(), size)]
-    values = [p.as_array() for p in (*model.recurrent_parameters(), model.V, model.c)]
+    recurrent = model.recurrent_parameters()
+    values = [p.as_array() for p in (*recurrent, *model.readout_parameters())]
     for _ in range(passes - 1):
         dy.renew_cg()
-        *weights, V, c = [dy.inputTensor(v) for v in values]
+        constants = [dy.inputTensor(v) for v in values]
         start = reattach([starts[-1]])[0]
-        _, loss = read_once(model, inputs, targets, mask, weights, V, c, start)
+        _, loss = read_once(model, inputs, targets, mask, constants[:len(recurrent)], constants[len(recurrent):], start)
         loss.backward(full=True)                     # full: the gradient reaches the constant start
         gradient = _columns(start.gradient(), size)
         starts.append(np.clip(starts[-1] - rate * gradient, 0.0, 1.0))

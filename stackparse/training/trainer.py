@@ -3,7 +3,8 @@
 It knows nothing of models or data: it drives an `Objective` (parameters, minibatches, losses,
 validation) with SGD or Adam, hard gradient clipping, a learning-rate schedule, early stopping,
 random restarts that keep the best run on validation, an atomic checkpoint after every epoch,
-`resume`, and a JSON-lines log.
+`resume`, and a JSON-lines log. Training schemes that act on the weights or the learning rate around
+each update (the NSPDA's noises) are `Hook`s, which whoever builds the trainer registers.
 
 Determinism: every epoch re-seeds DyNet and numpy from (seed, restart, epoch), so a run interrupted
 after epoch k and resumed from its checkpoint computes exactly what the uninterrupted run computes
@@ -18,74 +19,51 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Protocol
+from typing import Callable, Iterator, Protocol, Sequence
 
 import dynet as dy
 import numpy as np
 from tqdm import tqdm
 
-from stackparse.config import write_json
+from stackparse.config import check, setting, write_json
 from stackparse.errors import UserError
 from stackparse.training.averaging import ParameterAverage
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Settings of the shared trainer (defaults: Joulin & Mikolov 2015, §5: online SGD, lr 0.1,
-    gradient clipping at 15, BPTT 50, learning rate halved when validation entropy stops improving).
-
-    batch_size: sequences (or sentences) per minibatch, one DyNet batch.
-    bptt: truncated BPTT length in steps; 0 = full BPTT through each minibatch.
-    lr_schedule: "plateau" halves the rate when the validation criterion stops improving;
-      "inverse" is lr / (1 + lr_decay * epoch) (Dyer et al. 2015); "constant".
-    patience: stop after this many epochs without improvement (0 = run all epochs).
-    restarts: independent runs from different initialisations; the best on validation is kept.
-    max_minutes: time budget of each run: no epoch is started that the last epoch's duration says
-      would end past it (0 = none). Epoch counts then depend on the machine's speed.
-    average: decay per update of an exponential moving average of the parameters, which is what
-      validation sees and what is saved (0 = off); average_every: fold the parameters into it
-      every k updates (the decay is adjusted, so only the cost changes).
-    """
-    epochs: int = 40
-    batch_size: int = 1
-    bptt: int = 50
-    optimizer: str = "sgd"
-    lr: float = 0.1
-    lr_schedule: str = "plateau"
-    lr_decay: float = 0.0
-    clip: float = 15.0
-    patience: int = 0
-    restarts: int = 1
-    seed: int = 1
-    max_minutes: float = 0.0
-    average: float = 0.0
-    average_every: int = 1
-
-    def validate(self) -> None:
-        checks = [
-            (self.epochs >= 1, f"--epochs must be at least 1 (got {self.epochs})"),
-            (self.batch_size >= 1, f"--batch-size must be at least 1 (got {self.batch_size})"),
-            (self.bptt >= 0, f"--bptt must be 0 (full BPTT) or positive (got {self.bptt})"),
-            (self.lr > 0, f"--lr must be positive (got {self.lr})"),
-            (self.clip >= 0, f"--clip must be 0 (off) or positive (got {self.clip})"),
-            (self.restarts >= 1, f"--restarts must be at least 1 (got {self.restarts})"),
-            (self.patience >= 0, f"--patience must be 0 (off) or positive (got {self.patience})"),
-            (self.max_minutes >= 0, f"--max-minutes must be 0 (none) or positive (got {self.max_minutes})"),
-            (0 <= self.average < 1, f"--average must be in [0, 1) (got {self.average})"),
-            (self.average_every >= 1, f"--average-every must be at least 1 (got {self.average_every})"),
-            (self.optimizer in OPTIMIZERS, f"--optimizer must be one of {sorted(OPTIMIZERS)}"),
-            (self.lr_schedule in ("plateau", "inverse", "constant"),
-             "--lr-schedule must be plateau, inverse or constant"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise UserError(message)
 
 
 OPTIMIZERS = {
     "sgd": lambda pc, lr: dy.SimpleSGDTrainer(pc, learning_rate=lr),
     "adam": lambda pc, lr: dy.AdamTrainer(pc, alpha=lr),
 }
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Settings of the shared trainer (defaults: Joulin & Mikolov 2015, §5: online SGD, lr 0.1,
+    gradient clipping at 15, BPTT 50, learning rate halved when validation entropy stops improving).
+    With `max_minutes`, epoch counts depend on the machine's speed."""
+    epochs: int = setting(40, "maximum training epochs", min=1)
+    batch_size: int = setting(1, "sequences (streams, sentences) per minibatch", min=1)
+    bptt: int = setting(50, "truncated BPTT length, 0 = full BPTT", min=0)
+    optimizer: str = setting("sgd", "sgd or adam", choices=OPTIMIZERS)
+    lr: float = setting(0.1, "learning rate", min=0, min_open=True)
+    lr_schedule: str = setting("plateau", "plateau (halve when validation stops improving), inverse "
+                               "(lr / (1 + lr_decay * epoch), Dyer et al. 2015) or constant",
+                               choices=("plateau", "inverse", "constant"))
+    lr_decay: float = setting(0.0, "decay for the inverse schedule")
+    clip: float = setting(15.0, "gradient norm clipping threshold, 0 = off", min=0)
+    patience: int = setting(0, "stop after this many epochs without improvement, 0 = never", min=0)
+    restarts: int = setting(1, "random restarts; the best on validation is kept", min=1)
+    seed: int = setting(1, "random seed (DyNet and numpy)")
+    max_minutes: float = setting(0.0, "time budget: no epoch starts that the last one's duration says "
+                                 "would end past it, 0 = none", min=0)
+    average: float = setting(0.0, "decay per update of a moving average of the parameters, used for "
+                             "validation and the saved model (0.999: ~1,000 updates), 0 = off",
+                             min=0, max=1, max_open=True)
+    average_every: int = setting(1, "fold the parameters into the average every N updates (cheaper, "
+                                 "same time constant)", min=1)
+
+    def validate(self) -> None:
+        check(self)
 
 
 class Objective(Protocol):
@@ -119,6 +97,18 @@ class Objective(Protocol):
         """Load parameters saved by `save` into this (identically built) objective."""
 
 
+class Hook(Protocol):
+    """Acts on the weights or the learning rate around each update (a training scheme's piece, e.g.
+    `stackparse.training.noise`); `Trainer(hooks=...)` registers them, called in their list's order."""
+
+    def before_update(self, optimizer: dy.Trainer, rng: np.random.Generator) -> None:
+        """Before the trainer takes the objective's next loss: the loss and its gradient see what
+        this leaves. `rng` is the epoch's generator (the objective's too), so a resumed run is exact."""
+
+    def after_update(self, optimizer: dy.Trainer) -> None:
+        """After that update, or after the objective had no loss left for the minibatch."""
+
+
 @dataclass
 class RunState:
     """What a checkpoint holds besides the parameters: enough to continue exactly."""
@@ -140,6 +130,7 @@ class TrainResult:
     metrics: dict
     model_dir: Path
     maximize: bool          # whether a larger `best` is better (the objective's criterion)
+    objective: Objective    # the restart's objective, as training left it (restore `model_dir` into it)
 
 
 def _better(value: float, best: float | None, maximize: bool) -> bool:
@@ -183,6 +174,29 @@ def epoch_seed(seed: int, restart: int, epoch: int) -> int:
     return int(np.random.SeedSequence([seed, restart, epoch + 1]).generate_state(1)[0] % (2**31 - 1)) + 1
 
 
+def _updates(losses: Iterator, optimizer, average: ParameterAverage | None, hooks: Sequence[Hook], rng):
+    """Backward and update for each (loss, units) of `losses`, the hooks before and after each, and
+    around the last request, which finds `losses` exhausted (a hook cannot know that no update
+    follows: Algorithm 2's noise draws once more per minibatch, the draw order of the published
+    numbers). Yields (the loss's value, units) per update."""
+    losses = iter(losses)
+    while True:
+        for hook in hooks:
+            hook.before_update(optimizer, rng)
+        item = next(losses, None)
+        if item is not None:
+            value = item[0].value()
+            item[0].backward()
+            optimizer.update()
+            if average is not None:
+                average.update()
+        for hook in hooks:
+            hook.after_update(optimizer)
+        if item is None:
+            return
+        yield value, item[1]
+
+
 class Trainer:
     """Train an objective built by `build(seed)`; `fit` returns the best run's result.
 
@@ -191,11 +205,13 @@ class Trainer:
         build: makes a fresh objective (new parameters) for one restart, from a seed; DyNet's
           random seed is reset to that seed just before, so initialisation is reproducible.
         progress: show a progress bar (tqdm, on standard error).
+        hooks: makes the hooks of one restart from its objective (none if not given).
     """
 
-    def __init__(self, config: TrainConfig, build: Callable[[int], Objective], progress: bool = True):
+    def __init__(self, config: TrainConfig, build: Callable[[int], Objective], progress: bool = True,
+                 hooks: Callable[[Objective], Sequence[Hook]] | None = None):
         config.validate()
-        self.config, self.build, self.progress = config, build, progress
+        self.config, self.build, self.progress, self.hooks = config, build, progress, hooks
 
     def fit(self, out: Path | str, resume: bool = False) -> TrainResult:
         """Run every restart (resuming finished and interrupted ones from `out` if asked)."""
@@ -222,10 +238,10 @@ class Trainer:
         average = ParameterAverage(objective.param_collection(), cfg.average, cfg.average_every) if cfg.average else None
         if checkpoint is not None and average is not None:
             average.load(checkpoint / "average.npz")
-        metrics = {}
+        hooks = self.hooks(objective) if self.hooks else ()
         try:
             while not state.finished and state.epoch < cfg.epochs:
-                metrics = self._epoch(objective, optimizer, average, state, seed)
+                metrics = self._epoch(objective, optimizer, average, state, seed, hooks)
                 self._after_epoch(objective, average, state, metrics, run_dir, out)
         except KeyboardInterrupt:
             tqdm.write(f"interrupted: the best model so far is kept in {out / 'best'}")
@@ -233,28 +249,19 @@ class Trainer:
         if existing_dir(run_dir / "best") is None:      # no epoch ran (resumed a finished run)
             raise UserError(f"{run_dir}: no trained model found to resume from")
         best_metrics = json.loads((existing_dir(run_dir / "best") / "metrics.json").read_text())
-        return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best", objective.maximize)
+        return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best", objective.maximize,
+                           objective)
 
-    def _epoch(self, objective, optimizer, average: ParameterAverage | None, state: RunState, seed: int) -> dict:
+    def _epoch(self, objective, optimizer, average: ParameterAverage | None, state: RunState, seed: int,
+               hooks: Sequence[Hook]) -> dict:
         cfg = self.config
         rng = np.random.default_rng([seed, state.restart, state.epoch])
         dy.reset_random_seed(epoch_seed(seed, state.restart, state.epoch))
         optimizer.learning_rate = self._lr(state)
         batches = objective.batches(state.epoch, rng)
-        total_loss, total_units, start = 0.0, 0, time.perf_counter()
+        start = time.perf_counter()
         desc = f"run {state.restart} epoch {state.epoch + 1}/{cfg.epochs}"
-        with tqdm(batches, desc=desc, unit="batch", disable=None if self.progress else True, leave=False) as bar:
-            for batch in bar:
-                for loss, units in objective.losses(batch):
-                    total_loss += loss.value()
-                    total_units += units
-                    loss.backward()
-                    optimizer.update()
-                    if average is not None:
-                        average.update()
-                elapsed = time.perf_counter() - start
-                bar.set_postfix(loss=f"{total_loss / max(total_units, 1):.4f}",
-                                rate=f"{total_units / max(elapsed, 1e-9):.0f} {objective.unit}/s")
+        total_loss, total_units = self.run_epoch(objective, optimizer, batches, average, desc, hooks, rng)
         train_time = time.perf_counter() - start
         metrics = {"epoch": state.epoch + 1, "restart": state.restart, "lr": optimizer.learning_rate,
                    "train_loss": total_loss / max(total_units, 1),
@@ -264,6 +271,26 @@ class Trainer:
             metrics.update(objective.validate())
         metrics["epoch_seconds"] = time.perf_counter() - start
         return metrics
+
+    def run_epoch(self, objective, optimizer, batches, average: ParameterAverage | None = None,
+                  desc: str = "training", hooks: Sequence[Hook] = (),
+                  rng: np.random.Generator | None = None) -> tuple[float, int]:
+        """The inner loop: for each batch's losses, backward and an optimizer update (then the average's),
+        each bracketed by the hooks, which draw from `rng`.
+
+        Returns:
+            The summed loss values and units over `batches` (any iterable: the speed measure stops early).
+        """
+        total_loss, total_units, start = 0.0, 0, time.perf_counter()
+        with tqdm(batches, desc=desc, unit="batch", disable=None if self.progress else True, leave=False) as bar:
+            for batch in bar:
+                for loss, units in _updates(objective.losses(batch), optimizer, average, hooks, rng):
+                    total_loss += loss
+                    total_units += units
+                elapsed = time.perf_counter() - start
+                bar.set_postfix(loss=f"{total_loss / max(total_units, 1):.4f}",
+                                rate=f"{total_units / max(elapsed, 1e-9):.0f} {objective.unit}/s")
+        return total_loss, total_units
 
     def _lr(self, state: RunState) -> float:
         if self.config.lr_schedule == "inverse":
@@ -275,7 +302,7 @@ class Trainer:
         value = metrics[objective.criterion]
         if not math.isfinite(value):
             raise UserError(f"training diverged: validation {objective.criterion} is {value} at "
-                            f"epoch {state.epoch + 1}; try a smaller --lr or --clip")
+                            f"epoch {state.epoch + 1}; try a smaller lr or clip")
         improved = _better(value, state.best, objective.maximize)
         if improved:
             state.best, state.best_epoch, state.bad_epochs = value, state.epoch + 1, 0

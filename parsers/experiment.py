@@ -1,0 +1,157 @@
+"""The parser as an experiment kind ("parser"): a treebank, the transition system's oracles, the
+shared trainer with dev LAS, then (given a test treebank) test accuracy and parsing speed.
+
+Importing this module registers the kind; the benchmark runner imports it by name
+(`stackparse.experiments.MODULES`), so the library never imports `parsers`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from parsers.conllu_io import Sentence, read_conllu
+from parsers.corpus import CORPORA, get_corpus
+from parsers.evaluate import evaluate
+from parsers.model import ParserModelConfig, ParserTrainingConfig, read_vectors
+from parsers.training import ParserObjective, build_parser, parse_sentences, with_tree
+from parsers.transitions import TransitionSystem, get_system
+from parsers.vocab import Vocab
+from stackparse.config import setting
+from stackparse.errors import UserError
+from stackparse.experiments import KINDS
+from stackparse.training import TrainConfig
+
+# The trainer's settings for the parser: Adam with minibatches of sentences, its rate halved when dev
+# LAS stops improving, early stopping, and a time budget that keeps the bare `train-parser` on EWT within 90 minutes on 2 cores.
+# A moving average of the parameters (0.999, folded in every 8 updates) is what is validated and
+# saved: with exploration it gave the best dev LAS of our runs (BENCHMARKS.md, runs D-J).
+PARSER_TRAINING = TrainConfig(epochs=30, batch_size=32, bptt=0, optimizer="adam", lr=0.001,
+                              lr_schedule="plateau", clip=5.0, patience=5, seed=1, max_minutes=85.0,
+                              average=0.999, average_every=8)
+
+
+@dataclass(frozen=True)
+class ParserSettings:
+    """Everything that defines a parser run; saved as the run's config.json."""
+    model_config: ParserModelConfig = ParserModelConfig()
+    training: ParserTrainingConfig = ParserTrainingConfig()
+    train: TrainConfig = PARSER_TRAINING
+    train_file: str = setting("corpora/en.conllu", "training treebank (CoNLL-U); a missing corpora/en*.conllu "
+                              "is obtained first")
+    dev_file: str = setting("", "dev treebank, for early stopping and model selection; \"\" = the file beside "
+                            "the training file (en.conllu -> en-dev.conllu), else its last 5% of sentences")
+    test_file: str = setting("", "test treebank, parsed and scored once after training; \"\" = none")
+    skip_invalid: bool = setting(False, "skip malformed sentences (reported) instead of stopping at the first")
+
+    def validate(self) -> None:
+        self.model_config.validate()
+        self.training.validate(self.model_config.system)
+        self.train.validate()
+
+
+@KINDS.register
+class ParserExperiment:
+    """The stack-LSTM parser trained on a treebank (see the module docstring)."""
+    name = "parser"
+    Settings = ParserSettings
+
+    def __init__(self, settings: ParserSettings):
+        settings.validate()
+        train = Path(settings.train_file)
+        sentences = read_treebank(train, settings.skip_invalid)
+        dev_path = Path(settings.dev_file) if settings.dev_file else default_split(train, "dev")
+        if dev_path is not None:
+            self.dev = read_treebank(dev_path, settings.skip_invalid)
+        else:
+            cut = max(1, len(sentences) // 20)
+            sentences, self.dev = sentences[:-cut], sentences[-cut:]
+            print(f"no dev file given or found beside {train}: holding out its last {cut} sentences")
+        self.settings = dataclasses.replace(settings, dev_file=str(dev_path or ""))
+        self.vocab = Vocab.build(sentences)
+        self.system = get_system(settings.model_config.system, self.vocab.labels)    # the only one built
+        config = settings.model_config
+        self.pretrained = read_vectors(config.vectors, config.vectors_limit) if config.vectors else None
+        self.sentences, self.oracles = derivable(self.system, sentences)
+        if len(self.sentences) < len(sentences):
+            print(f"{train}: {len(sentences) - len(self.sentences)} sentence(s) the {config.system} system "
+                  f"cannot derive (non-projective) are left out of training")
+        self.skipped = len(sentences) - len(self.sentences)
+
+    @classmethod
+    def defaults(cls, task: str, model: str) -> ParserSettings:
+        """The bare `train-parser` settings (the task names a corpus, given by the suite's files)."""
+        return ParserSettings()
+
+    @property
+    def train_config(self) -> TrainConfig:
+        return self.settings.train
+
+    def build(self, seed: int) -> ParserObjective:
+        model, pc = build_parser(self.settings.model_config, self.vocab, self.system, self.pretrained,
+                                 self.settings.training)
+        return ParserObjective(model, pc, self.sentences, self.oracles, self.dev, self.settings.train.batch_size,
+                               self.settings.training.explore_after)
+
+    def test(self, objective: ParserObjective) -> dict:
+        metrics = {"train_sentences": len(self.sentences), "skipped_sentences": self.skipped}
+        if self.settings.test_file:
+            metrics.update(test_scores(objective.model, Path(self.settings.test_file)))
+        return metrics
+
+
+def test_scores(model, path: Path, batch_size: int = 32, beam: int = 1) -> dict:
+    """Parse a gold treebank's words once (one process) and score the parses: accuracy and speed."""
+    obtain_if_known(path, progress=False)
+    gold, _ = read_conllu(path)
+    start = time.perf_counter()
+    parsed = [with_tree(s, c) for s, c in zip(gold, parse_sentences(model, gold, batch_size, beam=beam))]
+    seconds = time.perf_counter() - start
+    scores = evaluate(gold, parsed)
+    return {"test_file": str(path), "words": scores.words, "sentences": len(gold), "test_uas": scores.uas,
+            "test_las": scores.las, "test_las_universal": scores.las_universal, "parse_seconds": seconds,
+            "parse_words_per_s": scores.words / seconds, "parse_sentences_per_s": len(gold) / seconds,
+            "parse_batch_size": batch_size, "beam": beam}
+
+
+def default_split(train: Path, split: str) -> Path | None:
+    """The dev or test file beside a training file: en.conllu -> en-dev.conllu, *-train* -> *-dev*."""
+    name = train.name.replace("train", split) if "train" in train.name else f"{train.stem}-{split}{train.suffix}"
+    candidate = train.with_name(name)
+    return candidate if candidate != train and candidate.is_file() else None
+
+
+def obtain_if_known(path: Path, progress: bool = True) -> None:
+    """A missing file that is one of a known corpus's files under corpora/ is fetched first."""
+    if path.exists():
+        return
+    for name, corpus in CORPORA.items():
+        if any(path.name == f.target for f in corpus.files):
+            if progress:
+                print(f"{path} is missing: obtaining {corpus.description} (python cli.py corpus get {name})")
+            get_corpus(name, dest=path.parent, progress=progress)
+            return
+
+
+def read_treebank(path: Path, skip_invalid: bool) -> list[Sentence]:
+    """A training or dev treebank's sentences (obtained first if it is a known corpus's file)."""
+    obtain_if_known(path)
+    sentences, errors = read_conllu(path, skip_invalid=skip_invalid)
+    if errors:
+        print(f"{path}: skipped {len(errors)} invalid sentence(s), e.g. {errors[0]}")
+    if not sentences:
+        raise UserError(f"{path}: no usable sentence")
+    return sentences
+
+
+def derivable(system: TransitionSystem, sentences: list[Sentence]) -> tuple[list[Sentence], list[list[int]]]:
+    """The sentences the system can derive, and the oracle action sequence of each."""
+    kept, oracles = [], []
+    for s in sentences:
+        try:
+            oracles.append(system.oracle_sequence(s.heads, s.deprels))
+        except ValueError:
+            continue
+        kept.append(s)
+    return kept, oracles

@@ -1,0 +1,60 @@
+"""The one experiment driver: settings saved, the shared trainer, the best model restored, the test.
+
+Every workload (a sequence task, the treebank language model, the parser, the example tagger) is an
+`Experiment`; `run` writes into its output directory `config.json` (every setting), the trainer's
+files (`best/` with the parameters, `run-*/checkpoint/`, `log.jsonl`) and `metrics.json`.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Protocol
+
+from stackparse.config import to_dict, write_json, write_run_config
+from stackparse.training.trainer import Objective, TrainConfig, Trainer
+
+
+class Experiment(Protocol):
+    """What `run` needs from a workload.
+
+    settings: a frozen settings dataclass, everything that defines the run (saved as config.json).
+    train_config: the shared trainer's settings (part of `settings`).
+    An experiment may also have `hooks(objective) -> list` of trainer hooks for each restart
+    (`stackparse.training.trainer.Hook`).
+    """
+    settings: object
+    train_config: TrainConfig
+
+    def build(self, seed: int) -> Objective:
+        """A fresh objective (new parameters) for one restart; DyNet's seed is set just before."""
+
+    def test(self, objective: Objective) -> dict:
+        """The experiment's test protocol on a trained objective: its metrics."""
+
+
+def run(experiment: Experiment, out: Path | str, resume: bool = False, progress: bool = True) -> dict:
+    """Train with the shared trainer, restore the best parameters into the objective that trained
+    them, and test it.
+
+    Args:
+        out: the run directory (see the module docstring).
+        resume: continue an interrupted run in `out`; its settings must be the run's own.
+        progress: the trainer's progress bar and a line per epoch.
+    Returns:
+        The test's metrics with the training's (best restart and epoch, its validation metrics,
+        seconds), also written to `out/metrics.json`.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_run_config(out / "config.json", to_dict(experiment.settings), resume)
+    if not resume:
+        (out / "log.jsonl").unlink(missing_ok=True)       # the trainer appends to it: a new run starts afresh
+    start = time.perf_counter()
+    trainer = Trainer(experiment.train_config, experiment.build, progress, hooks=getattr(experiment, "hooks", None))
+    result = trainer.fit(out, resume)
+    seconds = time.perf_counter() - start
+    result.objective.restore(result.model_dir)
+    metrics = {**experiment.test(result.objective), "best_restart": result.restart, "best_epoch": result.epoch,
+               "validation": result.metrics, "train_seconds": seconds}
+    write_json(out / "metrics.json", metrics)
+    return metrics

@@ -1,0 +1,114 @@
+"""The sequence experiment ("sequence"): a task, a model and the shared trainer, then the task's
+test protocol (Joulin & Mikolov's sizes n, or a grammar task's fixed splits).
+
+A task's own training defaults (`Task.default_training`, e.g. Grefenstette et al.'s for the
+transduction tasks) apply over the trainer's and the data's; the settings given apply over those.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import dynet as dy
+import numpy as np
+
+from stackparse.config import from_dict, load_config, setting
+from stackparse.errors import UserError
+from stackparse.evaluation.sequence import evaluate_sizes
+from stackparse.experiments import KINDS, with_changes
+from stackparse.models import get_model_class
+from stackparse.tasks import get_task
+from stackparse.training.methods import gradient_method
+from stackparse.training.noise import hooks_for
+from stackparse.training.rules import insert_rules
+from stackparse.training.sequence import SequenceObjective, SequenceTraining
+from stackparse.training.trainer import TrainConfig
+
+
+@dataclass(frozen=True)
+class SequenceSettings:
+    """Everything that defines a sequence run; saved as `config.json` beside the model and its metrics.
+
+    model_config: the model's own settings (see `model_settings`).
+    """
+    task: str = setting(help="task name (see `tasks`)")
+    model: str = setting(help="model name (see `models`)")
+    model_config: object = None
+    train: TrainConfig = TrainConfig()
+    data: SequenceTraining = SequenceTraining()
+    test_n: tuple[int, int] | None = setting(None, "the test sizes lo..hi (None = the task's protocol)")
+
+    def __post_init__(self):
+        object.__setattr__(self, "model_config", model_settings(self.model, self.model_config))
+
+    def validate(self) -> None:
+        for part in (self.model_config, self.train, self.data):
+            part.validate()
+        task = get_task(self.task)
+        if self.test_n is None:
+            return
+        if task.fixed_splits:
+            raise UserError(f"{task.name} is tested on its fixed splits ({', '.join(task.test_splits)}): "
+                            f"a test range does not apply")
+        lo, hi = self.test_n
+        if lo < 1 or hi < lo:
+            raise UserError(f"test range {lo}..{hi} is empty or not positive")
+        if hi < task.protocol.train_n[1]:
+            raise UserError(f"test range {lo}..{hi} ends below the training range "
+                            f"{task.protocol.train_n[0]}..{task.protocol.train_n[1]}")
+
+
+def model_settings(model: str, config):
+    """`config` as model `model`'s settings class: the model's defaults if None; a dict (as read from
+    JSON) is read into it."""
+    cls = get_model_class(model).Config
+    return config if isinstance(config, cls) else from_dict(cls, config or {})
+
+
+@KINDS.register
+class SequenceExperiment:
+    """A model trained on a task's generated (or fixed) data, then tested by the task's protocol."""
+    name = "sequence"
+    Settings = SequenceSettings
+
+    def __init__(self, settings: SequenceSettings):
+        settings.validate()
+        self.settings, self.task = settings, get_task(settings.task)
+
+    @classmethod
+    def defaults(cls, task: str, model: str) -> SequenceSettings:
+        """The model's defaults, and the task's own training over the trainer's and the data's."""
+        return with_changes(SequenceSettings(task, model), get_task(task).default_training)
+
+    @property
+    def train_config(self) -> TrainConfig:
+        return self.settings.train
+
+    def build(self, seed: int) -> SequenceObjective:
+        s, task = self.settings, self.task
+        pc = dy.ParameterCollection()
+        model = get_model_class(s.model)(pc, s.model_config, len(task.symbols), len(task.outputs))
+        method = gradient_method(s.data, model, s.train.bptt)
+        objective = SequenceObjective(task, model, pc, s.train, s.data, method, validation_seed=s.train.seed)
+        insert_rules(model, task.pda, s.data, s.train.seed)
+        return objective
+
+    def hooks(self, objective: SequenceObjective) -> list:
+        """The trainer hooks of one restart: the weights' and the learning rate's noise."""
+        return hooks_for(self.settings.data, objective.model)
+
+    def test(self, objective: SequenceObjective) -> dict:
+        s = self.settings
+        report = evaluate_sizes(objective.model, self.task, np.random.default_rng([s.train.seed, 2]), s.test_n)
+        return {"task": s.task, "model": s.model, "seed": s.train.seed, **report.to_dict()}
+
+
+def load(run_dir: Path | str) -> tuple[SequenceExperiment, SequenceObjective]:
+    """The experiment and the trained model (best parameters) of a finished run directory, for `inspect`."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.json").is_file() or not (run_dir / "best" / "params").is_file():
+        raise UserError(f"{run_dir}: not a finished run (config.json or best/params missing)")
+    experiment = SequenceExperiment(load_config(run_dir / "config.json", SequenceSettings))
+    objective = experiment.build(experiment.settings.train.seed)
+    objective.restore(run_dir / "best")
+    return experiment, objective

@@ -1,0 +1,101 @@
+"""What a model supports beyond the sequence-model interface, as protocols that training checks.
+
+A training scheme asks `isinstance(model, Capability)` of a protocol here, never of a concrete
+model class, and `require` turns a missing capability into one user error. A model declares a
+capability by having its methods; nothing is registered.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import dynet as dy
+
+from stackparse.errors import UserError
+
+
+@runtime_checkable
+class OnlineGradients(Protocol):
+    """a higher-order model with a state of fixed size (rnn2, nspda2 and nspda3; nnpda's analog stack grows with the string)
+
+    Its step and loss as a cell over its trained parameters, for RTRL and UORO
+    (`stackparse.training.gradients`).
+    """
+
+    def gradient_cell(self) -> tuple[Any, list[dy.Parameters]]: ...
+
+
+@runtime_checkable
+class WeightTensors(Protocol):
+    """a higher-order model (rnn2, nspda2, nspda3, nnpda)
+
+    The transition tensors and their shapes (rows, N, K_2, ...), which weight noise perturbs
+    (NSPDA Algorithm 2).
+    """
+
+    def weight_tensors(self) -> list[tuple[dy.Parameters, tuple[int, ...]]]: ...
+
+
+@runtime_checkable
+class Refinable(Protocol):
+    """a higher-order model (rnn2, nspda2, nspda3, nnpda)
+
+    A step that is a pure function of (state, input, weights), started from any state neurons: what
+    iterative refinement (NSPDA eq. 15-17) runs, pass after pass.
+    """
+
+    def neurons(self, state) -> dy.Expression: ...
+
+    def initial_state(self, batch_size: int, tensors=None, start=None): ...
+
+    def cell(self, state, x: dy.Expression, ids, weights: list[dy.Expression]): ...
+
+    def weights(self) -> list[dy.Expression]: ...
+
+    def recurrent_parameters(self) -> list[dy.Parameters]: ...
+
+    def readout(self) -> list[dy.Expression]: ...
+
+    def readout_parameters(self) -> list[dy.Parameters]: ...
+
+    def response(self, state, V: dy.Expression, c: dy.Expression) -> dy.Expression: ...
+
+    def embed(self, ids) -> dy.Expression: ...
+
+
+@runtime_checkable
+class Programmable(Protocol):
+    """an NSPDA model (nspda2, nspda3)
+
+    Weights a PDA's rules can be written into (`stackparse.models.programming.insert`).
+    """
+
+    def programmable_parameters(self) -> dict[str, dy.Parameters]: ...
+
+
+@runtime_checkable
+class Scheduled(Protocol):
+    """a model with a training schedule (stack-rnn, list-rnn)
+
+    Called by the objective: `start_epoch` before each training epoch (0-based); `simplify`
+    before each validation, in evaluation mode, with the validation examples, returning numbers
+    for the training log (rounding's schedule and its removal of unused memories).
+    """
+
+    def start_epoch(self, epoch: int) -> None: ...
+
+    def simplify(self, examples) -> dict[str, float]: ...
+
+
+def require(model, capability: type, what: str) -> None:
+    """A UserError unless `model` has `capability`.
+
+    Args:
+      model: a sequence model.
+      capability: one of the protocols of this module.
+      what: what needs it, for the message (a setting, e.g. "grad rtrl").
+    Raises:
+      UserError: "{what} needs {the capability's first docstring line}, not {model.name}".
+    """
+    if not isinstance(model, capability):
+        needs = capability.__doc__.strip().splitlines()[0]
+        raise UserError(f"{what} needs {needs}, not {model.name}")

@@ -1,0 +1,127 @@
+"""Gradient methods: how a minibatch of sequences becomes the losses the trainer updates on.
+
+A method is a small strategy with one method, `losses(model, batch, rng)`, which yields
+(loss, scored steps) per computation graph: the trainer backpropagates and updates after each.
+`gradient_method` picks the one the settings name and checks that the model supports it:
+- `TruncatedBPTT(k)`: Joulin & Mikolov (2015, §5): the streams in lockstep, cut every k steps with
+  the state's value (not its gradient) carried across the cut; k = 0 is full BPTT. The setting
+  "tbptt" cuts every `TrainConfig.bptt` steps, "bptt" never, so the truncation is one setting.
+- `Online("rtrl" | "uoro")`: each sequence's gradient computed forward in time
+  (`stackparse.training.gradients`) through the model's `gradient_cell`, handed to the trainer as
+  one `PrecomputedLoss` per minibatch, scaled like the BPTT loss (1 / the number of streams).
+  UORO's random signs come from `rng`, the epoch's generator, so a resumed run is exact.
+- `Refined(K, hint, rate)`: iterative refinement (`stackparse.training.refinement`), one loss over
+  K passes. The NSPDA paper compares these learning algorithms (Mali, Ororbia & Giles, §3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Protocol
+
+import dynet as dy
+import numpy as np
+
+from stackparse.config import SettingError, check, setting
+from stackparse.models.capabilities import OnlineGradients, Refinable, require
+from stackparse.sequences import Example, detach, masked_nll, pad, reattach, unroll
+from stackparse.training.gradients import METHODS, GradientConfig, precomputed_loss, sequence_gradient
+from stackparse.training.refinement import HINTS, refined_losses
+
+ONLINE = ("rtrl", "uoro")
+
+
+@dataclass(frozen=True)
+class GradientSettings:
+    """The gradient algorithm, and iterative refinement (NSPDA eq. 15-17)."""
+    grad: str = setting("tbptt", "gradient algorithm: tbptt (cut every bptt steps, 0 = never), bptt (never "
+                        "cut), rtrl or uoro (forward in time; rnn2, nspda2, nspda3)", choices=METHODS)
+    refine: int = setting(1, "iterative refinement (NSPDA eq. 15-17): K passes over each minibatch, losses "
+                          "summed; 1 = off; needs grad bptt and a higher-order model", min=1)
+    refine_hint: str = setting("error", "refinement's hint: error (each pass starts from the last start moved "
+                               "against its loss gradient) or state (from where the last pass ended)",
+                               choices=HINTS)
+    refine_rate: float = setting(1.0, "refinement's step size toward the hint", min=0, min_open=True)
+
+    def validate(self) -> None:
+        check(self)
+        if self.refine > 1 and self.grad != "bptt":
+            raise SettingError("refine", "reads whole sequences: it needs grad bptt")
+
+
+class GradientMethod(Protocol):
+    def losses(self, model, batch: list[Example], rng: np.random.Generator) -> Iterator[tuple[object, int]]:
+        """(loss, scored steps) per graph of `batch`, each built when the trainer asks for it."""
+
+
+@dataclass(frozen=True)
+class TruncatedBPTT:
+    """Backpropagation through time cut every `k` steps; 0: never (module docstring)."""
+    k: int = 0
+
+    def losses(self, model, batch: list[Example], rng: np.random.Generator):
+        return segment_losses(model, batch, self.k)
+
+
+@dataclass(frozen=True)
+class Online:
+    """RTRL or UORO (module docstring)."""
+    algorithm: str
+
+    def losses(self, model, batch: list[Example], rng: np.random.Generator):
+        cell, params = model.gradient_cell()
+        results = [sequence_gradient(GradientConfig(self.algorithm), cell, params, e.inputs,
+                                     [y if s else None for y, s in zip(e.targets, e.scored)], rng) for e in batch]
+        yield precomputed_loss(params, results, 1 / len(batch)), sum(sum(e.scored) for e in batch)
+
+
+@dataclass(frozen=True)
+class Refined:
+    """Iterative refinement: `passes` passes, each from a start corrected by `hint` at step `rate`."""
+    passes: int
+    hint: str = "error"
+    rate: float = 1.0
+
+    def losses(self, model, batch: list[Example], rng: np.random.Generator):
+        return refined_losses(model, batch, self.passes, self.hint, self.rate)
+
+
+def gradient_method(settings: GradientSettings, model, bptt: int) -> GradientMethod:
+    """The method `settings` choose, for `model`.
+
+    Args:
+        settings: the gradient settings.
+        model: the model it will train.
+        bptt: the truncation of "tbptt" (`TrainConfig.bptt`).
+    Raises:
+        UserError: the model lacks what the method needs.
+    """
+    if settings.refine > 1:
+        require(model, Refinable, "refine")
+        return Refined(settings.refine, settings.refine_hint, settings.refine_rate)
+    if settings.grad in ONLINE:
+        require(model, OnlineGradients, f"grad {settings.grad}")
+        model.gradient_cell()             # a one-line error for a model whose state cannot be packed
+        return Online(settings.grad)
+    return TruncatedBPTT(bptt if settings.grad == "tbptt" else 0)
+
+
+def segment_losses(model, batch: list[Example], bptt: int):
+    """(loss, scored steps) per truncated-BPTT segment of `batch` (streams in lockstep, one DyNet batch).
+
+    Each loss, built in a fresh graph, is the sum of -log p(target) over the segment's scored steps,
+    divided by the number of streams; the state is carried (detached) into the next segment. The
+    trainer backpropagates each one; an evaluation just sums their values.
+    """
+    inputs, targets, mask = pad(batch)           # each (T, B)
+    cut, carried = bptt or len(inputs), None
+    for t0 in range(0, len(inputs), cut):
+        dy.renew_cg()
+        start = None if carried is None else model.initial_state(len(batch), reattach(carried))
+        terms = []
+        for t, state in unroll(model, inputs[t0:t0 + cut], start):
+            if mask[t0 + t].any():
+                terms.append(masked_nll(model.scores(state), targets[t0 + t], mask[t0 + t]))
+        if terms:
+            yield dy.sum_batches(dy.esum(terms)) / len(batch), int(mask[t0:t0 + cut].sum())
+        if t0 + cut < len(inputs):
+            carried = detach(model.state_tensors(state))
