@@ -7,12 +7,17 @@ gives the same bytes, and a parsed file differs from its input in exactly those 
 
 Malformed input raises `ConlluError` naming the file and line, e.g. `dev.conllu:17: HEAD 9 out of
 range 0..8`. The `conllu` package parses the ID and HEAD fields (its grammar of `1`, `1-2`, `3.1`);
-the line bookkeeping it does not offer is done here.
+the line bookkeeping it does not offer is done here. Only what is used is validated: input to be
+parsed (`require_trees=False`) may have anything in HEAD, DEPREL and DEPS (a tagger's output has `_`).
+
+Windows line endings and a UTF-8 byte-order mark are accepted, with a `ConlluWarning` (the CLI
+prints it as one line); the lines are read without them, so what is written back ends in LF.
 """
 from __future__ import annotations
 
 import functools
 import os
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +36,10 @@ HEAD_COLUMN, DEPREL_COLUMN = 6, 7   # 0-based: columns 7 and 8 of the format
 # parsers' results halves the time to read EWT train (their regex calls dominate it).
 _parse_id = functools.lru_cache(maxsize=4096)(parse_id_value)
 _parse_head = functools.lru_cache(maxsize=4096)(parse_int_value)
+
+
+class ConlluWarning(UserWarning):
+    """Input that was read, but not as written (line endings, a byte-order mark)."""
 
 
 class ConlluError(UserError):
@@ -55,6 +64,10 @@ class Word:
     deps: str
     misc: str
     line: int
+
+
+NO_HEAD = -1
+"""`Word.head` of input read without trees, whose HEAD column is not used (`_`, say)."""
 
 
 @dataclass
@@ -90,18 +103,20 @@ class Sentence:
         return [word.upos for word in self.words]
 
 
-def read_conllu(path: str | os.PathLike, skip_invalid: bool = False
+def read_conllu(path: str | os.PathLike, skip_invalid: bool = False, require_trees: bool = True
                 ) -> tuple[list[Sentence], list[ConlluError]]:
     """Read and validate a CoNLL-U file.
 
-    Every sentence must have words with IDs 1..n in order and integer HEADs in 0..n that form a tree
-    with exactly one word attached to ROOT, as UD requires. Sentences end at a blank line or at the
-    end of the file.
+    Every sentence must have words with IDs 1..n in order and ten columns; with `require_trees`, integer
+    HEADs in 0..n that form a tree with exactly one word attached to ROOT, as UD requires. Sentences
+    end at a blank line or at the end of the file.
 
     Args:
         path: the file.
         skip_invalid: leave out invalid sentences and return their errors instead of raising the
             first. Errors about the whole file (unreadable, invalid UTF-8, empty) always raise.
+        require_trees: read and check the trees; False for input to be parsed, whose HEAD and DEPREL are not
+            used (their words' `head` is NO_HEAD).
 
     Returns:
         The valid sentences in file order, and the errors of the skipped sentences (empty unless
@@ -116,7 +131,7 @@ def read_conllu(path: str | os.PathLike, skip_invalid: bool = False
     errors: list[ConlluError] = []
     for first_line, lines in _blocks(text):
         try:
-            sentences.append(_parse_sentence(str(path), first_line, lines))
+            sentences.append(_parse_sentence(str(path), first_line, lines, require_trees))
         except ConlluError as error:
             if not skip_invalid:
                 raise
@@ -135,10 +150,17 @@ def _read_text(path: str | os.PathLike) -> str:
     except OSError as error:
         raise ConlluError(path, None, f"cannot read: {error.strerror}") from None
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise ConlluError(path, line, f"invalid UTF-8 (byte {data[error.start]:#04x})") from None
+    if text.startswith("\ufeff"):
+        warnings.warn(ConlluWarning(f"{path}: a UTF-8 byte-order mark, ignored"), stacklevel=3)
+        text = text[1:]
+    if "\r\n" in text:
+        warnings.warn(ConlluWarning(f"{path}: Windows line endings (CRLF), read as LF"), stacklevel=3)
+        text = text.replace("\r\n", "\n")
+    return text
 
 
 def _blocks(text: str) -> Iterator[tuple[int, list[str]]]:
@@ -155,7 +177,7 @@ def _blocks(text: str) -> Iterator[tuple[int, list[str]]]:
         yield start, lines[start - 1:]
 
 
-def _parse_sentence(path: str, first_line: int, lines: list[str]) -> Sentence:
+def _parse_sentence(path: str, first_line: int, lines: list[str], require_trees: bool = True) -> Sentence:
     """One sentence from its raw lines, validated; raises ConlluError at the first problem."""
     words: list[Word] = []
     for number, line in enumerate(lines, start=first_line):
@@ -171,11 +193,12 @@ def _parse_sentence(path: str, first_line: int, lines: list[str]) -> Sentence:
         if word_id != len(words) + 1:
             what = "duplicate" if 1 <= word_id <= len(words) else "out of order"
             raise ConlluError(path, number, f"word ID {word_id} {what}: expected {len(words) + 1}")
-        head = _parse_field(path, number, "HEAD", columns[HEAD_COLUMN], _parse_head)
+        head = _parse_field(path, number, "HEAD", columns[HEAD_COLUMN], _parse_head) if require_trees else NO_HEAD
         words.append(Word(word_id, *columns[1:HEAD_COLUMN], head, *columns[DEPREL_COLUMN:], number))
     if not words:
         raise ConlluError(path, first_line, "sentence has no words")
-    _check_tree(path, first_line, words)
+    if require_trees:
+        _check_tree(path, first_line, words)
     return Sentence(path, first_line, lines, words)
 
 
@@ -221,7 +244,7 @@ def write_conllu(out: str | os.PathLike | TextIO, sentences: list[Sentence],
     line after every sentence (as UD releases are) is therefore written back byte for byte.
 
     Args:
-        out: a path (written atomically) or an open text stream.
+        out: a path (written atomically; its directory must exist) or an open text stream.
         sentences: the sentences, as read by `read_conllu`.
         heads: one list per sentence, length n + 1 with index 0 for ROOT (ignored), or None to keep
             the HEADs read.
@@ -239,7 +262,7 @@ def write_conllu(out: str | os.PathLike | TextIO, sentences: list[Sentence],
                          None if deprels is None else deprels[index])
         for index, sentence in enumerate(sentences))
     if isinstance(out, (str, os.PathLike)):
-        atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8", newline="\n"))
+        atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8", newline="\n"), make_parents=False)
     else:
         out.write(text)
 

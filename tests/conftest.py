@@ -1,6 +1,7 @@
 """Shared fixtures: a tiny task and a tiny experiment, so tests stay fast and deterministic."""
 from __future__ import annotations
 
+import parsers  # noqa: F401  (first: the parser's tests need DyNet's pools pre-allocated for autobatching)
 import dynet as dy
 import numpy as np
 import pytest

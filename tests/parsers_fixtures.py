@@ -5,15 +5,19 @@ tests/conftest.py belongs to the models' tests; the parsers' tests import from h
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
 
 from parsers.conllu_io import Sentence, read_conllu
+from parsers.corpus import CORPORA
 
-# The local mirror of the UD treebanks, beside the repository (absent on a fresh clone).
-SHARED_CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+ROOT = Path(__file__).resolve().parents[1]
+# The local mirror of the UD treebanks under their upstream names: the directory named by
+# STACKPARSE_CORPUS_DIR, else the one beside the repository (absent on a fresh clone).
+SHARED_CORPORA = Path(os.environ.get("STACKPARSE_CORPUS_DIR") or ROOT.parent / "shared" / "corpora")
 
 # "The cat sat on the mat": a projective tree (UD analysis).
 CAT_HEADS = [-1, 2, 3, 0, 6, 6, 3]
@@ -58,11 +62,19 @@ def write(directory: Path, name: str, content: str | bytes) -> Path:
 
 
 def shared_corpus(file_name: str) -> Path:
-    """A file of the shared mirror; skips the test when the mirror is absent."""
-    path = SHARED_CORPORA / file_name
-    if not path.is_file():
-        pytest.skip(f"{path} is absent (the shared corpus mirror is not on this machine)")
-    return path
+    """A treebank file by its upstream name: from the mirror (STACKPARSE_CORPUS_DIR, else
+    ../shared/corpora), or from corpora/ where `corpus get` puts it under its own name. When none
+    holds it the test is skipped, unless STACKPARSE_REQUIRE_CORPUS is set (CI sets it): then it fails.
+    """
+    targets = {f.source: f.target for corpus in CORPORA.values() for f in corpus.files}
+    places = [SHARED_CORPORA / file_name, ROOT / "corpora" / targets.get(file_name, file_name)]
+    found = next((path for path in places if path.is_file()), None)
+    if found is None:
+        message = f"{file_name} is in none of {', '.join(map(str, places))} (python cli.py corpus get en)"
+        if os.environ.get("STACKPARSE_REQUIRE_CORPUS"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
 
 
 @functools.lru_cache(maxsize=None)
