@@ -14,7 +14,7 @@ import click
 
 # Nothing of stackparse or parsers is imported here: DyNet is configured at the first import, and the
 # parser's commands need its memory pre-allocated (`parsers/__init__.py`), the others do not.
-PARSER_COMMANDS = ("train-parser", "parse", "bench-parser", "evaluate")
+PARSER_COMMANDS = ("train-parser", "parse", "test-parser", "evaluate")
 
 
 class Group(click.Group):
@@ -42,6 +42,22 @@ class Group(click.Group):
         except OSError as e:          # a file we cannot read or write: say which, not a traceback
             click.echo(f"error: {e.filename or ''}: {e.strerror or e}", err=True)
             sys.exit(2)
+        except KeyboardInterrupt:     # Ctrl-C: one line saying what is kept, exit status 130 (SIGINT's)
+            kept = ctx.meta.get("kept", lambda: "")()
+            click.echo("interrupted" + (f": {kept}" if kept else ""), err=True)
+            sys.exit(130)
+
+
+def _on_interrupt(kept) -> None:
+    """Register `kept() -> str`, what an interruption of the running command leaves behind."""
+    click.get_current_context().meta["kept"] = kept
+
+
+def _training_kept(out: Path) -> str:
+    """What an interrupted training run leaves in `out`."""
+    if (out / "best").is_dir():
+        return f"the best model so far is in {out}/best; the same command with --resume continues"
+    return f"no epoch had finished, no model was saved in {out}"
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -76,13 +92,29 @@ def _leaves(settings) -> list[tuple[str, dataclasses.Field, object]]:
     return found
 
 
+class _Choice(click.Choice):
+    """A closed set of values, listed in the help; a value outside it is the setting's own one-line
+    error (`--grad must be one of ...`), as every other bound of a setting is."""
+
+    def __init__(self, setting: str, choices):
+        super().__init__([str(c) for c in choices])
+        self.setting = setting
+
+    def convert(self, value, param, ctx):
+        if str(value) in self.choices:
+            return str(value)
+        from stackparse.config import SettingError
+        raise SettingError(self.setting, f"must be one of {', '.join(self.choices)} (got {value!r})")
+
+
 def _option(name: str, fld: dataclasses.Field, default) -> click.Option:
     """The option of one setting: its flag, type and help from the field; its default, the value of
     the settings the command starts from (so an option not typed changes nothing)."""
     flag, help_text = "--" + name.replace("_", "-"), fld.metadata.get("help", "")
     if isinstance(default, bool):
         return click.Option([f"{flag}/--no-{flag[2:]}", name], default=default, show_default=True, help=help_text)
-    return click.Option([flag, name], type=type(default), default=default, show_default=True, help=help_text)
+    kind = _Choice(name, fld.metadata["choices"]) if fld.metadata.get("choices") else type(default)
+    return click.Option([flag, name], type=kind, default=default, show_default=True, help=help_text)
 
 
 def _options(*settings, skip=()) -> list[click.Option]:
@@ -163,8 +195,9 @@ def _sequence_settings(args: list[str], task: str | None):
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="output directory [default: runs/TASK-MODEL-sSEED]")
 @click.option("--resume", is_flag=True, help="continue an interrupted run in --out from its checkpoints")
+@click.option("--force", is_flag=True, help="replace the run already in --out (without it, that is an error)")
 @click.option("--quiet", is_flag=True, help="no progress bar or per-epoch lines")
-def train(task, model_name, test_max_n, out, resume, quiet, **options):
+def train(task, model_name, test_max_n, out, resume, force, quiet, **options):
     """Train MODEL on TASK with the task's protocol, then test every n of the test range.
 
     Writes config.json, the parameters (best/) and metrics.json into --out and prints the percent of
@@ -183,7 +216,8 @@ def train(task, model_name, test_max_n, out, resume, quiet, **options):
         changes["test_n"] = (get_task(task).protocol.test_n[0], test_max_n)
     settings = with_changes(SequenceExperiment.defaults(task, model_name), changes)
     out = out or Path("runs") / f"{task}-{model_name}-s{settings.train.seed}"
-    metrics = run(SequenceExperiment(settings), out, resume=resume, progress=not quiet)
+    _on_interrupt(lambda: _training_kept(out))
+    metrics = run(SequenceExperiment(settings), out, resume=resume, progress=not quiet, force=force)
     if "error_by_split" in metrics:           # a task with fixed test splits: string classification
         click.echo(f"{task} / {model_name}: " + _split_errors(metrics["error_by_split"], metrics["examples_by_split"]))
         click.echo(f"results in {out}/metrics.json")
@@ -247,12 +281,15 @@ def program(grammar, order, strength, out):
               "instead of a local one; --out must be a path every worker sees")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="results directory [default: runs/bench-SUITE, or runs/bench-SUITE-quick]")
-def bench(suite, profile, seeds, workers, scheduler, out):
+@click.option("--quiet", is_flag=True, help="no progress bar (the summary and the report only)")
+def bench(suite, profile, seeds, workers, scheduler, out, quiet):
     """Run benchmark SUITE over several seeds on Dask, then write its report (report.md, report.json,
     plots).
 
     Resumable: experiments whose result.json exists in --out are never run again; a failing one
-    writes error.json and is run again next time. The progress bar counts runs done, running and failed.
+    writes error.json and is run again next time, an interrupted one continues from its last
+    checkpoint. The progress bar counts runs done, running and failed, and shows the epoch each
+    running one has reached.
 
     \b
     Suites (see docs/benchmarks.md):
@@ -269,8 +306,9 @@ def bench(suite, profile, seeds, workers, scheduler, out):
     """
     from stackparse.benchmarks.runner import run_benchmark
     out = out or Path("runs") / (f"bench-{suite}" if profile == "full" else f"bench-{suite}-{profile}")
+    _on_interrupt(lambda: f"the finished runs are kept in {out}; the same command runs the others")
     start = time.perf_counter()
-    done = run_benchmark(suite, out, profile, seeds, workers, scheduler)
+    done = run_benchmark(suite, out, profile, seeds, workers, scheduler, progress=not quiet)
     click.echo(f"{done.jobs} runs: {done.skipped} finished before, {done.ran} run now ({done.failed} failed) "
                f"in {time.perf_counter() - start:.0f} s")
     click.echo(_report(out))
@@ -387,19 +425,29 @@ def _parser_settings(args: list[str], _):
               show_default=True, help="run directory; the best model is written to OUT/best")
 @click.option("--skip-invalid", is_flag=True, help="skip malformed sentences (and report how many)")
 @click.option("--resume", is_flag=True, help="continue an interrupted run in --out")
-def train_parser_command(train_file, dev, out, skip_invalid, resume, **options):
+@click.option("--force", is_flag=True, help="replace the run already in --out (without it, that is an error)")
+@click.option("--quiet", is_flag=True, help="no progress bar or per-epoch lines")
+@click.pass_context
+def train_parser_command(ctx, train_file, dev, out, skip_invalid, resume, force, quiet, **options):
     """Train a stack-LSTM dependency parser (Dyer et al. 2015) on TRAIN.conllu.
 
     A missing corpora/en.conllu (UD English EWT) is obtained first. Early stopping and model
-    selection on dev LAS; Ctrl-C keeps the best model so far.
+    selection on dev LAS; Ctrl-C keeps the best model so far. A system without a dynamic oracle
+    (arc-standard, arc-swap) trains with the static oracle alone unless --explore-after is given.
     """
+    from click.core import ParameterSource
+
     from parsers.api import train_parser
-    from stackparse.errors import UserError
+    from parsers.transitions import SYSTEMS
+    if ctx.get_parameter_source("explore_after") is ParameterSource.DEFAULT \
+            and not SYSTEMS[options["system"]].dynamic_oracle:
+        options["explore_after"] = -1
+        click.echo(f"note: {options['system']} has no dynamic oracle: training with the static oracle alone "
+                   f"(--explore-after -1)", err=True)
     model, parser_training, training = (_given(s, options) for s in _parser_settings([], None))
-    try:
-        _, metrics = train_parser(train_file, dev, out, model, training, parser_training, skip_invalid, resume)
-    except KeyboardInterrupt:
-        raise UserError(f"interrupted; the best model so far is in {out}/best (continue with --resume)") from None
+    _on_interrupt(lambda: _training_kept(out))
+    _, metrics = train_parser(train_file, dev, out, model, training, parser_training, skip_invalid, resume,
+                              progress=not quiet, force=force)
     click.echo(f"trained in {metrics['train_seconds'] / 60:.1f} min; best dev LAS {metrics['dev_las']:.2f}, "
                f"UAS {metrics['dev_uas']:.2f} (epoch {metrics['epoch']}); model in {out}/best")
 
@@ -407,32 +455,35 @@ def train_parser_command(train_file, dev, out, skip_invalid, resume, **options):
 @main.command()
 @click.argument("model_dir", type=click.Path(path_type=Path))
 @click.argument("input_file", metavar="INPUT.conllu", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="where to write the parsed CoNLL-U")
-@click.option("--beam", type=int, default=1, show_default=True,
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="where to write the parsed CoNLL-U (its directory must exist)")
+@click.option("--beam", type=click.IntRange(min=1), default=1, show_default=True,
               help="beam width; 1 = greedy (fastest), larger = beam search (slower, slightly more accurate)")
-def parse(model_dir, input_file, output, beam):
+@click.option("--quiet", is_flag=True, help="no progress bar")
+def parse(model_dir, input_file, out, beam, quiet):
     """Parse INPUT.conllu (gold tokenization and UPOS) with the model in MODEL_DIR.
 
     Only HEAD and DEPREL are written; every other column, comment, multiword token and empty node
-    is copied byte for byte.
+    is copied byte for byte. HEAD, DEPREL and DEPS of the input are not read: they may hold `_`.
     """
     from parsers.api import Parser
-    stats = Parser.load(model_dir).parse_file(input_file, output, progress=True, beam=beam)
+    stats = Parser.load(model_dir).parse_file(input_file, out, progress=not quiet, beam=beam)
     click.echo(f"parsed {stats['sentences']} sentences, {stats['words']} words in {stats['seconds']:.1f} s "
-               f"({stats['words_per_s']:.0f} words/s) -> {output}", err=True)
+               f"({stats['words_per_s']:.0f} words/s) -> {out}", err=True)
 
 
-@main.command("bench-parser")
+@main.command("test-parser")
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--test", "test_file", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("corpora/en-test.conllu"), show_default=True, help="gold test treebank")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="where result.json and report.md go [default: RUN_DIR/benchmark]")
-@click.option("--beam", type=int, default=1, show_default=True, help="beam width (1 = greedy)")
-def bench_parser(run_dir, test_file, out, beam):
-    """Benchmark a train-parser run: test UAS/LAS and parsing words/s (one process), with its
-    training figures (minutes, sentences/s, dev scores). Writes result.json and report.md."""
+@click.option("--beam", type=click.IntRange(min=1), default=1, show_default=True, help="beam width (1 = greedy)")
+def test_parser(run_dir, test_file, out, beam):
+    """Test a train-parser run: test UAS/LAS and parsing words/s (one process), with its training
+    figures (minutes, sentences/s, dev scores). Writes result.json and report.md.
+
+    (`bench parser` is the benchmark suite that trains and tests a parser in one go.)"""
     from parsers.benchmark import benchmark_parser, markdown
     default_out = run_dir / ("benchmark" if beam == 1 else f"benchmark-beam{beam}")
     click.echo(markdown(benchmark_parser(run_dir, test_file, out or default_out, beam=beam)))

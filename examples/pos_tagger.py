@@ -432,7 +432,7 @@ def train_tagger(config: TaggerConfig, training: TrainConfig, train_path: Path, 
     """
     experiment = TaggerExperiment(TaggerSettings(config, training, str(train_path), str(dev_path), str(test_path),
                                                  max_sentences))
-    metrics = run(experiment, out, progress=progress)
+    metrics = run(experiment, out, progress=progress, force=True)
     log = [json.loads(line) for line in (Path(out) / "log.jsonl").read_text().splitlines()]
     result = {
         "encoder": config.encoder, "dev_accuracy": metrics["validation"]["dev_accuracy"],

@@ -73,8 +73,15 @@ class Parser:
 
     def parse_file(self, input_path: str | Path, output_path: str | Path, progress: bool = False,
                    beam: int = 1) -> dict:
-        """Parse a CoNLL-U file; only HEAD and DEPREL change in the output. Returns timing figures."""
-        sentences, _ = read_conllu(input_path)
+        """Parse a CoNLL-U file; only HEAD and DEPREL change in the output. Returns timing figures.
+
+        Only what parsing reads is checked (IDs, ten columns, FORM and UPOS): HEAD, DEPREL and DEPS
+        may hold anything, `_` say, as a tagger's output does. A missing output directory is refused
+        before any work is done.
+        """
+        if not Path(output_path).parent.is_dir():
+            raise UserError(f"{output_path}: cannot write, no such directory {Path(output_path).parent}")
+        sentences, _ = read_conllu(input_path, require_trees=False)
         start = time.perf_counter()
         parsed = self.parse(sentences, progress=progress, beam=beam)
         seconds = time.perf_counter() - start
@@ -86,7 +93,7 @@ class Parser:
 def train_parser(train: str | Path, dev: str | Path | None = None, out: str | Path = "runs/parser",
                  config: ParserModelConfig = ParserModelConfig(), training: TrainConfig = PARSER_TRAINING,
                  parser_training: ParserTrainingConfig = ParserTrainingConfig(), skip_invalid: bool = False,
-                 resume: bool = False, progress: bool = True) -> tuple[Parser, dict]:
+                 resume: bool = False, progress: bool = True, force: bool = False) -> tuple[Parser, dict]:
     """Train a parser on a CoNLL-U treebank with the shared trainer; the best model on dev is kept.
 
     Args:
@@ -96,13 +103,15 @@ def train_parser(train: str | Path, dev: str | Path | None = None, out: str | Pa
         out: run directory; the best model goes to `out/best`.
         config, training, parser_training: the model's, the trainer's and the parser's training settings.
         skip_invalid: skip malformed sentences (reported) instead of stopping at the first.
+        resume / force: continue the interrupted run in `out` / replace the run there (else one there
+          is an error).
 
     Returns:
         The best parser and the run's metrics (`out/metrics.json`), with the best epoch's training and
         dev figures (its `validation`: dev_las, train_loss, ...) also at the top level.
     """
     settings = ParserSettings(config, parser_training, training, str(train), str(dev or ""), skip_invalid=skip_invalid)
-    metrics = run(ParserExperiment(settings), out, resume, progress)
+    metrics = run(ParserExperiment(settings), out, resume, progress, force)
     return Parser.load(out), {**metrics["validation"], **metrics}
 
 

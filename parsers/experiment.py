@@ -20,11 +20,12 @@ from parsers.transitions import TransitionSystem, get_system
 from parsers.vocab import Vocab
 from stackparse.config import setting
 from stackparse.errors import UserError
-from stackparse.experiments import KINDS
+from stackparse.experiments import KINDS, Kind
 from stackparse.training import TrainConfig
 
 # The trainer's settings for the parser: Adam with minibatches of sentences, its rate halved when dev
-# LAS stops improving, early stopping, and a time budget that keeps the bare `train-parser` on EWT within 90 minutes on 2 cores.
+# LAS stops improving, early stopping, and a time budget that keeps the bare `train-parser` on EWT
+# within 90 minutes on 2 cores.
 # A moving average of the parameters (0.999, folded in every 8 updates) is what is validated and
 # saved: with exploration it gave the best dev LAS of our runs (BENCHMARKS.md, runs D-J).
 PARSER_TRAINING = TrainConfig(epochs=30, batch_size=32, bptt=0, optimizer="adam", lr=0.001,
@@ -52,18 +53,22 @@ class ParserSettings:
 
 
 @KINDS.register
-class ParserExperiment:
+class ParserExperiment(Kind):
     """The stack-LSTM parser trained on a treebank (see the module docstring)."""
     name = "parser"
     Settings = ParserSettings
 
     def __init__(self, settings: ParserSettings):
-        settings.validate()
+        super().__init__(settings)
         train = Path(settings.train_file)
         sentences = read_treebank(train, settings.skip_invalid)
         dev_path = Path(settings.dev_file) if settings.dev_file else default_split(train, "dev")
         if dev_path is not None:
             self.dev = read_treebank(dev_path, settings.skip_invalid)
+        elif len(sentences) < 2:
+            self.dev = sentences
+            print(f"no dev file given or found beside {train}, and too few sentences to hold some out: "
+                  f"validating on the training sentences")
         else:
             cut = max(1, len(sentences) // 20)
             sentences, self.dev = sentences[:-cut], sentences[-cut:]
@@ -74,6 +79,9 @@ class ParserExperiment:
         config = settings.model_config
         self.pretrained = read_vectors(config.vectors, config.vectors_limit) if config.vectors else None
         self.sentences, self.oracles = derivable(self.system, sentences)
+        if not self.sentences:
+            raise UserError(f"{train}: the {config.system} system can derive none of its trees (non-projective); "
+                            f"arc-hybrid-swap or arc-swap derive any tree")
         if len(self.sentences) < len(sentences):
             print(f"{train}: {len(sentences) - len(self.sentences)} sentence(s) the {config.system} system "
                   f"cannot derive (non-projective) are left out of training")
@@ -83,10 +91,6 @@ class ParserExperiment:
     def defaults(cls, task: str, model: str) -> ParserSettings:
         """The bare `train-parser` settings (the task names a corpus, given by the suite's files)."""
         return ParserSettings()
-
-    @property
-    def train_config(self) -> TrainConfig:
-        return self.settings.train
 
     def build(self, seed: int) -> ParserObjective:
         model, pc = build_parser(self.settings.model_config, self.vocab, self.system, self.pretrained,

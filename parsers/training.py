@@ -18,21 +18,39 @@ from stackparse.errors import UserError
 
 
 def parse_sentences(model: StackLSTMParser, sentences: list[Sentence], batch_size: int = 32,
-                    progress=None, beam: int = 1) -> list[Configuration]:
-    """Final configurations of the parses (greedy, or beam search with `beam` > 1), batches of
-    similar length decoded in lockstep."""
+                    progress=None, beam: int = 1, words_per_batch: int = 1000) -> list[Configuration]:
+    """Final configurations of the parses (greedy, or beam search with `beam` > 1): batches of
+    similar length (at most `batch_size` sentences and `words_per_batch` words) decoded in lockstep,
+    each step's scores autobatched.
+
+    A sentence longer than `words_per_batch` is decoded alone and without autobatching: DyNet's
+    autobatching engine walks the whole graph at every incremental forward, which makes one long
+    sentence's decoding quadratic in its length (BENCHMARKS.md), and a sentence alone has nothing to
+    batch with.
+    """
     if beam < 1:
         raise UserError(f"--beam must be at least 1 (got {beam})")
-    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i].words))
     result: list[Configuration | None] = [None] * len(sentences)
-    for start in range(0, len(order), batch_size):
-        chunk = order[start:start + batch_size]
-        dy.renew_cg(autobatching=True)
+    for chunk in length_batches([len(s.words) for s in sentences], batch_size, words_per_batch):
+        dy.renew_cg(autobatching=len(chunk) > 1)
         for i, config in zip(chunk, model.parse([sentences[i] for i in chunk], beam)):
             result[i] = config
         if progress is not None:
             progress(sum(len(sentences[i].words) for i in chunk))
     return result
+
+
+def length_batches(lengths: list[int], batch_size: int, words_per_batch: int) -> list[list[int]]:
+    """Indices in order of length, cut into batches of at most `batch_size` items and
+    `words_per_batch` words (an item longer than that alone)."""
+    batches, words = [[]], 0
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        if batches[-1] and (len(batches[-1]) == batch_size or words + lengths[i] > words_per_batch):
+            batches.append([])
+            words = 0
+        batches[-1].append(i)
+        words += lengths[i]
+    return [b for b in batches if b]
 
 
 def with_tree(sentence: Sentence, config: Configuration) -> Sentence:

@@ -5,8 +5,8 @@ live in the field's metadata, where `check` validates them and the command line 
 its options. Errors name the setting (`hidden must be at least 1`), never a command-line flag: the
 CLI turns `SettingError.setting` into its flag.
 
-`save_config` / `load_config` round-trip any (nested) settings dataclass, so a model directory or a
-result file always says exactly how it was made.
+`to_dict` / `from_dict` (`load_config` from a file) round-trip any (nested) settings dataclass, so a
+model directory or a result file always says exactly how it was made.
 """
 from __future__ import annotations
 
@@ -33,24 +33,12 @@ class SettingError(UserError):
 
 def setting(default=_MISSING, help: str = "", *, min=None, max=None, min_open: bool = False,
             max_open: bool = False, choices=None, default_factory=_MISSING):
-    """A settings field: its default, its help text and its bounds, in one place.
-
-    Args:
-      default / default_factory: as for `dataclasses.field`.
-      help: one line saying what the setting does (the CLI's help for its option).
-      min, max: bounds; min_open / max_open make them strict.
-      choices: the allowed values of a closed set.
-    Returns:
-      A dataclass field carrying that metadata.
-    """
+    """A dataclass field carrying its default (as for `dataclasses.field`), its help text (one line, the
+    CLI's help for its option) and its bounds (`min`, `max`, strict with `min_open` / `max_open`;
+    `choices`: the allowed values of a closed set), in one place."""
     metadata = {"help": help, "min": min, "max": max, "min_open": min_open, "max_open": max_open,
                 "choices": tuple(choices) if choices is not None else None}
     return dataclasses.field(default=default, default_factory=default_factory, metadata=metadata)
-
-
-def help_of(cls, name: str) -> str:
-    """The help text of settings field `name` of dataclass `cls` ("" if it has none)."""
-    return next((f.metadata.get("help", "") for f in dataclasses.fields(cls) if f.name == name), "")
 
 
 def check(settings) -> None:
@@ -141,10 +129,6 @@ def write_json(path: Path | str, data) -> None:
             json.dump(data, f, indent=2, sort_keys=False)
             f.write("\n")
     atomic_write(path, write)
-
-
-def save_config(path: Path | str, config) -> None:
-    write_json(path, to_dict(config))
 
 
 def load_config(path: Path | str, cls):

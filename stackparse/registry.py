@@ -5,11 +5,8 @@ from stackparse.errors import unknown_name
 
 
 class Registry(dict):
-    """A dict of classes by their `name`, filled by the `register` class decorator.
-
-    Args:
-        kind: what the registry holds ("task", "model"), for error messages.
-    """
+    """A dict of classes by their `name`, filled by the `register` class decorator; `kind` says what it
+    holds ("task", "model"), for error messages."""
 
     def __init__(self, kind: str):
         super().__init__()

@@ -1,10 +1,8 @@
 """Sequences on the ground floor: the example every task makes, and running a model over a batch of them.
 
-A task makes `Example`s; training, evaluation and the models' own utilities run a model over a
-minibatch of them as one DyNet batch. The padding, the cut of truncated BPTT (`detach` / `reattach`),
-the masked loss and the loop over time steps (`unroll`) exist here once, and every consumer is a few
-lines around them: the training losses sum `masked_nll` over the states `unroll` yields, evaluation
-takes their argmax, inspection reads their memory.
+A task makes `Example`s; training, evaluation and the models run a model over a minibatch of them as one DyNet
+batch. Padding, truncated BPTT's cut (`detach` / `reattach`), the masked loss and the loop over steps (`unroll`)
+exist here once: training sums `masked_nll` over `unroll`'s states, evaluation takes their argmax.
 """
 from __future__ import annotations
 
@@ -17,12 +15,9 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Example:
-    """One sequence for step-by-step prediction.
-
-    inputs[t] is fed at step t; targets[t] is the output the model must give after reading
-    inputs[:t+1]; scored[t] says whether that output counts for the loss and for correctness.
-    An example is correct when every scored target is predicted (argmax) correctly.
-    """
+    """One sequence for step-by-step prediction: inputs[t] is fed at step t; targets[t] is the output
+    due after reading inputs[:t+1]; scored[t]: whether it counts for the loss and for correctness (an
+    example is correct when every scored target is predicted, argmax, correctly)."""
     inputs: tuple[int, ...]
     targets: tuple[int, ...]
     scored: tuple[bool, ...]
@@ -58,16 +53,9 @@ def pad(examples: list[Example]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def unroll(model, inputs: np.ndarray, state=None, step: Callable | None = None) -> Iterator[tuple[int, object]]:
-    """Run a model over step-major inputs, one DyNet batch for the whole minibatch.
-
-    Args:
-      model: anything with `initial_state(batch_size)` and `step(state, ids)` (a sequence model).
-      inputs: (T, B) symbol ids, as `pad` makes them (or a slice of them).
-      state: the state to start from; default the model's initial state for B sequences.
-      step: (state, ids) -> state, default `model.step` (e.g. a step with weights given).
-    Yields:
-      (t, the state after reading inputs[t]) for t = 0 .. T-1.
-    """
+    """(t, the state after reading inputs[t]) for t = 0 .. T-1: `model` (with `initial_state(batch_size)`
+    and `step(state, ids)`) over (T, B) step-major ids as `pad` makes them, one DyNet batch, from `state`
+    (default the model's initial state) by `step` (default `model.step`; e.g. a step with weights given)."""
     state = model.initial_state(inputs.shape[1]) if state is None else state
     step = step or model.step
     for t, ids in enumerate(inputs):
@@ -76,24 +64,15 @@ def unroll(model, inputs: np.ndarray, state=None, step: Callable | None = None) 
 
 
 def masked_nll(scores: dy.Expression, targets: np.ndarray, mask: np.ndarray) -> dy.Expression:
-    """-log softmax(scores)[target] of each stream at one step, 0 where the step is not scored.
-
-    Args:
-        scores: (n_outputs,) x B. targets: B ids. mask: B weights, 1 = scored, 0 = not.
-    Returns:
-        (1,) x B.
-    """
+    """-log softmax(scores)[target], (1,) x B, of each stream at one step, 0 where it is not scored.
+    scores: (n_outputs,) x B; targets: B ids; mask: B weights, 1 = scored, 0 = not."""
     nll = dy.pickneglogsoftmax_batch(scores, targets)
     return nll if mask.all() else dy.cmult(nll, reattach([mask[None]])[0])
 
 
 def detach(tensors: list[dy.Expression]) -> list[np.ndarray]:
     """Values of state tensors as arrays whose last axis is the batch (truncated BPTT's cut)."""
-    out = []
-    for e in tensors:
-        shape, batch = e.dim()
-        out.append(e.npvalue().reshape(shape + (batch,)))
-    return out
+    return [e.npvalue().reshape(e.dim()[0] + (e.dim()[1],)) for e in tensors]
 
 
 def reattach(values: list[np.ndarray]) -> list[dy.Expression]:

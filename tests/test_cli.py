@@ -93,7 +93,7 @@ def test_train_parser_parse_evaluate(tmp_path):
     assert "best dev LAS" in out
     run("parse", tmp_path / "run", tmp_path / "dev.conllu", "-o", tmp_path / "pred.conllu")
     scores = run("evaluate", tmp_path / "dev.conllu", tmp_path / "pred.conllu")
-    bench = run("bench-parser", tmp_path / "run", "--test", tmp_path / "dev.conllu")
+    bench = run("test-parser", tmp_path / "run", "--test", tmp_path / "dev.conllu")
     assert "parse words/s" in bench and (tmp_path / "run" / "benchmark" / "result.json").is_file()
     assert scores.splitlines()[0] == "words " + str(sum(len(s.words) for s in ewt("dev")[:20]))
     assert {"UAS", "LAS"} <= {line.split()[0] for line in scores.splitlines()}

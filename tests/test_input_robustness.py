@@ -81,3 +81,110 @@ def test_importing_the_library_reserves_little_memory():
     kilobytes = int(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                                    check=True, cwd=Path(__file__).resolve().parents[1]).stdout)
     assert kilobytes < 400 * 1024
+
+
+def test_batches_by_length_keep_a_long_sentence_alone():
+    from parsers.training import length_batches
+    assert length_batches([3, 50, 2, 7, 1200, 4], 2, 100) == [[2, 0], [5, 3], [1], [4]]
+    assert length_batches([5] * 5, 32, 12) == [[0, 1], [2, 3], [4]]
+
+
+def test_a_sentence_decoded_alone_is_not_autobatched(monkeypatch):
+    """DyNet's autobatching engine walks the whole graph at every incremental forward: one long
+    sentence decoded with it takes time quadratic in its length (BENCHMARKS.md, issue 17)."""
+    import dynet as dy
+
+    from parsers import training
+    flags = []
+    monkeypatch.setattr(training.dy, "renew_cg", lambda autobatching=False: flags.append(autobatching) or dy.cg())
+
+    class Model:
+        def parse(self, sentences, beam):
+            return [None] * len(sentences)
+
+    class Sentence:
+        def __init__(self, n):
+            self.words = [None] * n
+
+    training.parse_sentences(Model(), [Sentence(3), Sentence(4), Sentence(2000)], words_per_batch=1000)
+    assert flags == [True, False]
+
+
+def test_an_existing_run_is_never_replaced_silently(tmp_path):
+    from tests.cli_runner import run
+    tiny = ["--epochs", "1", "--epoch-size", "10", "--validation-size", "4", "--hidden", "3", "--quiet",
+            "--out", tmp_path / "r"]
+    run("train", "anbn", "--model", "rnn", *tiny)
+    before = (tmp_path / "r" / "metrics.json").read_bytes()
+    refused = run("train", "anbn", "--model", "rnn", "--seed", "2", *tiny, ok=False)
+    assert "holds a run already: --resume continues it, --force replaces it" in refused and refused.count("\n") == 1
+    assert (tmp_path / "r" / "metrics.json").read_bytes() == before
+    run("train", "anbn", "--model", "rnn", "--seed", "2", "--force", *tiny)
+    assert json_of(tmp_path / "r" / "config.json")["train"]["seed"] == 2
+
+
+def json_of(path):
+    import json
+    return json.loads(path.read_text())
+
+
+def test_progress_is_logged_when_output_is_not_a_terminal(tmp_path, monkeypatch):
+    from stackparse.training import trainer
+    from tests.cli_runner import run
+    monkeypatch.setattr(trainer, "PROGRESS_EVERY", 0.0)        # a line per batch instead of every 30 s
+    out = run("train", "anbn", "--model", "rnn", "--epochs", "2", "--epoch-size", "10", "--validation-size", "4",
+              "--hidden", "3", "--out", tmp_path / "r")
+    lines = [line for line in out.splitlines() if line.startswith("run 1 epoch 1/2: 1/1 batches, ")]
+    assert lines and all("loss " in line and " chars/s, run left " in line for line in lines)
+
+
+TINY_PARSER = ["--epochs", "1", "--batch-size", "4", "--word-dim", "4", "--upos-dim", "2", "--char-hidden", "0",
+               "--token-dim", "4", "--context-layers", "0", "--lstm-dim", "4", "--lstm-layers", "1", "--state-dim", "4",
+               "--action-dim", "2", "--rel-dim", "2", "--quiet"]
+
+
+def test_one_sentence_treebank_trains_and_the_parser_reads_input_without_trees(tmp_path):
+    from tests.cli_runner import run
+    one = write(tmp_path, "one.conllu", SMALL_CONLLU.split("\n\n")[0] + "\n\n")
+    out = run("train-parser", one, "--out", tmp_path / "r", *TINY_PARSER)
+    assert "best dev LAS" in out
+    run("parse", tmp_path / "r", write(tmp_path, "in.conllu", UNPARSED), "--out", tmp_path / "p.conllu", "--quiet")
+    heads = [line.split("\t")[6] for line in (tmp_path / "p.conllu").read_text().splitlines() if line[:1].isdigit()]
+    assert len(heads) == 3 and all(h.isdigit() for h in heads)
+    assert "no such directory" in run("parse", tmp_path / "r", tmp_path / "in.conllu", "--out",
+                                      tmp_path / "nope" / "p.conllu", ok=False)
+
+
+def test_one_cli_dialect(tmp_path):
+    from tests.cli_runner import run
+    bad = run("train", "anbn", "--optimizer", "rmsprop", "--out", tmp_path / "x", ok=False)
+    assert bad == "error: --optimizer must be one of sgd, adam (got 'rmsprop')\n"
+    assert "[sgd|adam]" in run("train", "anbn", "--help") and "[default: 40]" in run("train", "anbn", "--help")
+    assert "--stacks" in run("train", "anbn", "--model", "stack-rnn", "--help")
+    assert "--stacks" not in run("train", "anbn", "--model", "lstm", "--help")
+    for command in ("train", "train-parser", "parse", "bench"):
+        assert "--quiet" in run(command, "--help")
+    assert "--out" in run("parse", "--help") and "test-parser" in run("--help") and "bench-parser" not in run("--help")
+
+
+def test_a_system_without_a_dynamic_oracle_trains_without_exploring(tmp_path):
+    from tests.cli_runner import run
+    treebank = write(tmp_path, "t.conllu", SMALL_CONLLU + "\n\n")
+    out = run("train-parser", treebank, "--dev", treebank, "--system", "arc-standard", "--out", tmp_path / "r",
+              *TINY_PARSER)
+    assert "arc-standard has no dynamic oracle: training with the static oracle alone" in out
+    assert "needs a system with a dynamic oracle" in run("train-parser", treebank, "--dev", treebank, "--system",
+                                                         "arc-standard", "--explore-after", "1", "--out",
+                                                         tmp_path / "s", *TINY_PARSER, ok=False)
+
+
+def test_bench_progress_shows_the_epoch_of_each_run_under_way(tmp_path):
+    from stackparse.benchmarks.runner import _epochs
+    from stackparse.benchmarks.suites import Job
+    running, done = Job("anbn", "rnn", 1), Job("anbn", "rnn", 2)
+    for job, lines in ((running, 3), (done, 5)):
+        (tmp_path / job.key).mkdir()
+        (tmp_path / job.key / "log.jsonl").write_text("{}\n" * lines)
+    (tmp_path / done.key / "result.json").write_text("{}")
+    assert _epochs([(running, tmp_path), (done, tmp_path), (Job("anbn", "rnn", 3), tmp_path)]) == {
+        running.key: "epoch 3"}

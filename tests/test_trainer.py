@@ -49,8 +49,10 @@ def test_learning_rate_halves_when_validation_stops_improving(tmp_path, parity):
     assert any(e["lr"] < 50.0 for e in entries)
 
 
+@pytest.mark.parametrize("optimizer", [dict(), dict(optimizer="adam", lr=0.01)])       # every optimizer: SGD, Adam
 @pytest.mark.parametrize("average", [dict(), dict(average=0.9, average_every=2)])
-def test_interrupted_then_resumed_run_equals_the_uninterrupted_one(tmp_path, parity, average):
+def test_interrupted_then_resumed_run_equals_the_uninterrupted_one(tmp_path, parity, average, optimizer):
+    average = {**average, **optimizer}
     full = TrainConfig(epochs=4, batch_size=4, bptt=3, seed=7, **average)
     Trainer(full, builder(parity, full), progress=False).fit(tmp_path / "a")
     first = TrainConfig(epochs=2, batch_size=4, bptt=3, seed=7, **average)

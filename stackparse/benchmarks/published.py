@@ -1,10 +1,9 @@
 """Numbers published in the papers we reproduce, keyed the way our results are.
 
-Joulin & Mikolov (2015), Table 2: percent of n in 1..60 whose deterministic part is predicted
-correctly, training on n < 20. Every column checked against the paper's text (NeurIPS version).
-Table 4: perplexity on the Penn Treebank, 100 hidden units (Stack RNN: 60 stacks, recurrent matrix).
-Grefenstette et al. (2015), Table 3: coarse and fine accuracy on the transduction tasks, checked
-against the paper's text (arXiv v3, the NeurIPS version with its appendices).
+Joulin & Mikolov (2015), Table 2: percent of n in 1..60 whose deterministic part is predicted correctly, training on n <
+20. Every column checked against the paper's text (NeurIPS version). Table 4: perplexity on the Penn Treebank, 100
+hidden units (Stack RNN: 60 stacks, recurrent matrix). Grefenstette et al. (2015), Table 3: coarse and fine accuracy on
+the transduction tasks, checked against the paper's text (arXiv v3, the NeurIPS version with its appendices).
 """
 
 JOULIN_MIKOLOV_TABLE2 = {
@@ -23,11 +22,10 @@ JOULIN_MIKOLOV_TABLE4 = {
 
 GREFENSTETTE_TABLE3_MEASURES = ("train coarse", "train fine", "test coarse", "test fine")
 GREFENSTETTE_TABLE3 = {
-    # Grefenstette et al. (2015), Table 3 (Appendix E, arXiv v3), the rows we run: the 2-layer LSTM
-    # (as many parameters as the memory models, §4.4) and the Stack-, Queue- and DeQue-LSTMs; each the
-    # best of its kind by training perplexity (§5). Columns: GREFENSTETTE_TABLE3_MEASURES; "test" is
-    # source lengths 65-128, "train" sequences sampled like the training data. Figure 2(a) repeats
-    # these rows, except Queue-LSTM reversal, test fine 0.01 there and 0.07 in Table 3.
+    # Table 3 (Appendix E, arXiv v3), the rows we run: the 2-layer LSTM (as many parameters as the
+    # memory models, §4.4) and the Stack-, Queue- and DeQue-LSTMs, each the best of its kind by training
+    # perplexity (§5). "test": source lengths 65-128, "train": sampled like the training data. Figure
+    # 2(a) repeats these rows, except Queue-LSTM reversal, test fine 0.01 there and 0.07 in Table 3.
     "copy":        {"deep-lstm": (0.80, 0.95, 0.00, 0.47), "neural-stack": (0.89, 0.94, 0.00, 0.22),
                     "neural-queue": (1.00, 1.00, 1.00, 1.00), "neural-deque": (1.00, 1.00, 1.00, 1.00)},
     "reversal":    {"deep-lstm": (0.91, 0.94, 0.02, 0.06), "neural-stack": (1.00, 1.00, 1.00, 1.00),

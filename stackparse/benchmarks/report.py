@@ -1,8 +1,6 @@
-"""Aggregate a suite's results into a markdown table beside the paper's numbers and our difference
-from them (and JSON); for suites with curves, accuracy against n (a grammar string's length) as a
-table of ranges and a PNG plot (matplotlib, optional). A composite suite's report is its parts'
-reports, one after the other; `replace_block` puts a report into a markdown file such as BENCHMARKS.md.
-"""
+"""A suite's results as markdown tables (and JSON) beside the paper's numbers, with our difference; for
+suites with curves, accuracy against n (a grammar string's length) over ranges and plotted (matplotlib,
+optional). A composite's report is its parts'; `replace_block` puts one into BENCHMARKS.md."""
 from __future__ import annotations
 
 import json
@@ -38,22 +36,19 @@ def aggregate(suite: Suite, results: list[dict], metric: str | None = None, publ
     values = defaultdict(lambda: defaultdict(list))
     for r in results:
         values[r["job"]["task"]][_label(r)].append(metric_value(r, metric))
-    table = {}
-    for task in suite.tasks:
-        table[task] = {}
-        for label in suite.labels:
-            v = values[task][label]
-            table[task][label] = {"mean": float(np.mean(v)) if v else None,
-                                  "std": float(np.std(v)) if v else None, "max": max(v) if v else None,
-                                  "min": min(v) if v else None, "runs": len(v), "values": v,
-                                  "published": published.get(task, {}).get(label)}
-    return table
+    return {task: {label: _summary(values[task][label], published.get(task, {}).get(label))
+                   for label in suite.labels} for task in suite.tasks}
+
+
+def _summary(v: list, published) -> dict:
+    return {"mean": float(np.mean(v)) if v else None, "std": float(np.std(v)) if v else None,
+            "max": max(v) if v else None, "min": min(v) if v else None, "runs": len(v), "values": v,
+            "published": published}
 
 
 def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
     """A row per task and a column group per model (`suite.rows == "models"`: the other way round, as
-    Joulin & Mikolov's Table 2). Each group: ours (mean ± std over seeds, the best seed), and where
-    the paper has numbers for it, the paper's number and ours minus it (Δ)."""
+    Joulin & Mikolov's Table 2): ours, and where the paper has numbers, its number and ours minus it (Δ)."""
     cells = {(task, label): c for task, row in table.items() for label, c in row.items()}
     rows, columns = list(table), list(suite.labels)
     if suite.rows == "models":
@@ -62,15 +57,15 @@ def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
     with_paper = [c for c in columns if any(cell(r, c)["published"] is not None for r in rows)]
     header = [suite.rows[:-1]] + [h for c in columns
                                   for h in ([f"{c} (ours)", f"{c} (paper)", "Δ"] if c in with_paper else [f"{c} (ours)"])]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     best = min if any(word in (metric or suite.metric) for word in ("perplexity", "error")) else max   # lower is better
-    d = suite.decimals
-    for r in rows:
-        line = [r]
-        for c in columns:
-            line += _cells(cell(r, c), best, d, c in with_paper)
-        lines.append("| " + " | ".join(line) + " |")
-    return "\n".join(lines) + "\n"
+    return _table(header, [[r, *(x for c in columns for x in _cells(cell(r, c), best, suite.decimals,
+                                                                      c in with_paper))] for r in rows])
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    """A markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows]) + "\n"
 
 
 def _cells(c: dict, best, d: int, with_paper: bool) -> list[str]:
@@ -103,14 +98,10 @@ def curves(suite: Suite, results: list[dict]) -> dict:
 
 def curves_markdown(curve_table: dict) -> str:
     """Mean accuracy (%) over ranges of n, per task and column."""
-    header = ["task", "model"] + [f"n {lo}-{hi}" for lo, hi in RANGES]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for task, columns in curve_table.items():
-        for label, curve in columns.items():
-            cells = [f"{100 * np.mean([a for n, a in curve.items() if lo <= n <= hi]):.1f}"
-                     if any(lo <= n <= hi for n in curve) else "—" for lo, hi in RANGES]
-            lines.append("| " + " | ".join([task, label, *cells]) + " |")
-    return "\n".join(lines) + "\n"
+    return _table(["task", "model"] + [f"n {lo}-{hi}" for lo, hi in RANGES],
+                  [[task, label, *(f"{100 * np.mean([a for n, a in curve.items() if lo <= n <= hi]):.1f}"
+                                   if any(lo <= n <= hi for n in curve) else "—" for lo, hi in RANGES)]
+                   for task, columns in curve_table.items() for label, curve in columns.items()])
 
 
 def plot_curves(curve_table: dict, path: Path, title: str) -> None:
@@ -167,8 +158,7 @@ def write_benchmark_report(out: Path) -> str:
     held = json.loads((Path(out) / "suite.json").read_text())
     profile = held.get("profile", "full")
     if held["suite"] not in COMPOSITES:
-        suite = get_suite(held["suite"])
-        return write_report(suite, load_results(out), out, profile)
+        return write_report(get_suite(held["suite"]), load_results(out), out, profile)
     composite = COMPOSITES[held["suite"]]
     text = f"{composite.description}\n" + "".join(
         f"\n#### {part}\n\n" + write_report(get_suite(part), load_results(Path(out) / part), Path(out) / part, profile)
@@ -179,9 +169,8 @@ def write_benchmark_report(out: Path) -> str:
 
 def replace_block(path: Path, name: str, text: str) -> None:
     """Put `text` into the markdown file `path` between its lines `<!-- report: NAME -->` and
-    `<!-- /report -->`, replacing what was there. The report's plots are copied beside it into
-    docs/figures (NAME.png, or NAME-PART.png for a composite's) and linked from there, since run
-    directories are not committed."""
+    `<!-- /report -->`; its plots are copied to docs/figures (NAME.png, or NAME-PART.png for a
+    composite's) and linked from there, since run directories are not committed."""
     path = Path(path)
     start, end = f"<!-- report: {name} -->", "<!-- /report -->"
     source = path.read_text()
@@ -199,4 +188,5 @@ def replace_block(path: Path, name: str, text: str) -> None:
         return f"![{match.group(1)}]({target.relative_to(path.parent).as_posix()})"
 
     text = image.sub(copy_plot, text)
-    atomic_write(path, lambda tmp: Path(tmp).write_text(pattern.sub(lambda _: f"{start}\n{text.rstrip()}\n{end}", source)))
+    atomic_write(path, lambda tmp: Path(tmp).write_text(
+        pattern.sub(lambda _: f"{start}\n{text.rstrip()}\n{end}", source)))

@@ -1,13 +1,10 @@
 """Run a benchmark's jobs on Dask distributed, resumably: a finished job's result is never redone.
 
-Every (task, column, seed) job is independent. By default they run on a local Dask cluster of
-`workers` processes with one thread each (a DyNet process trains one model at a time); given a
-`scheduler` address they go to that existing cluster instead, unchanged. Each job writes
-`DIR/KEY/result.json` (config, seed, metrics, wall time, package versions) when it has finished, by
-an atomic rename, so a killed worker never leaves half a result; a failing job writes
-`DIR/KEY/error.json` instead and the others go on. A job with a result.json is never run again; one
-with only an error.json is run again. The workers write into DIR themselves: on a cluster, DIR must
-be a path that every worker sees (a shared filesystem).
+The (task, column, seed) jobs are independent. They run on a local Dask cluster of `workers` processes with one thread
+each (a DyNet process trains one model at a time), or on the existing cluster at `scheduler`. A finished job writes
+`DIR/KEY/result.json` (config, seed, metrics, wall time, package versions) by an atomic rename, so a killed worker never
+leaves half a result, and is never run again; a failing one writes `DIR/KEY/error.json`, the others go on, and it runs
+again next time. The workers write into DIR themselves: on a cluster, every worker must see it (a shared filesystem).
 """
 from __future__ import annotations
 
@@ -40,10 +37,10 @@ def run_job(job: Job, out: Path) -> dict:
     """Train and test one job in a fresh Python process (what a Dask worker runs); returns its record.
 
     A process per job, because DyNet never gives memory back: a job that grows its pools (an analog
-    stack's graph over a batch of long test strings took 14 GB) would otherwise keep them for every
-    later job of the worker. The process's output goes to DIR/KEY/output.txt; if it dies without a record (killed,
-    a crash in DyNet), the job is recorded as failed with its exit status. The process imports the job's
-    kind's module first, which may configure DyNet (the parser's autobatching needs pre-allocated memory)."""
+    stack's graph over a batch of long test strings took 14 GB) would keep them for every later job of
+    the worker. Its output goes to DIR/KEY/output.txt; if it dies without a record (killed, a crash in
+    DyNet), the job is recorded as failed with its exit status. It imports the job's kind's module
+    first, which may configure DyNet (the parser's autobatching needs pre-allocated memory)."""
     run_dir = Path(out) / job.key
     run_dir.mkdir(parents=True, exist_ok=True)
     code = (f"import {MODULES.get(job.kind, 'stackparse')}, pickle, sys; from stackparse.benchmarks.runner "
@@ -64,7 +61,8 @@ def run_job_here(job: Job, out: Path) -> dict:
     run_dir = Path(out) / job.key
     start = time.perf_counter()
     try:
-        config, metrics = _run(job, run_dir)
+        experiment = get_kind(job.kind)(job_settings(job))
+        config, metrics = to_dict(experiment.settings), run(experiment, run_dir, resume=True, progress=False)
     except Exception as e:           # recorded, so one broken job does not stop the suite
         return record_error(job, out, _described(e), traceback.format_exc())
     result = {"job": dataclasses.asdict(job), "config": config, "metrics": metrics,
@@ -80,12 +78,6 @@ def record_error(job: Job, out: Path, error: str, trace: str = "") -> dict:
     write_json(Path(out) / job.key / "error.json", {"job": dataclasses.asdict(job), "error": error,
                                                     "traceback": trace})
     return {"job": dataclasses.asdict(job), "error": error}
-
-
-def _run(job: Job, run_dir: Path) -> tuple[dict, dict]:
-    """(settings, metrics) of one job: its kind's experiment, run by the one driver."""
-    experiment = get_kind(job.kind)(job_settings(job))
-    return to_dict(experiment.settings), run(experiment, run_dir, progress=False)
 
 
 def job_settings(job: Job):
@@ -123,14 +115,12 @@ class Outcome:
 
 
 def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int | None = None,
-                  workers: int = 1, scheduler: str | None = None) -> Outcome:
-    """Run every job of suite `name` (a composite: of each part, into OUT/PART) not yet finished in `out`.
-
-    Args:
-        profile: the suites' profile (quick, full); seeds: per experiment (default: the profile's).
-        workers: processes of the local Dask cluster; scheduler: an existing cluster's address
-          (host:port) to send the jobs to instead.
-    """
+                  workers: int = 1, scheduler: str | None = None, progress: bool = True) -> Outcome:
+    """Run every job of suite `name` (a composite: of each part, into OUT/PART) not yet finished in `out`,
+    with the suites' `profile` and `seeds` per experiment (default: the profile's), on a local Dask
+    cluster of `workers` processes or the existing one at `scheduler` (host:port). A job interrupted
+    before continues from its last checkpoint. `progress`: a bar of the runs, with each running job's
+    last finished epoch."""
     out = Path(out)
     parts = suite_parts(name)
     _claim(out, name, profile, seeds or parts[0].profile(profile).seeds)
@@ -141,7 +131,7 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
         _claim(part_out, suite.name, profile, n)
         jobs += [(job, part_out.resolve()) for job in suite.jobs(n, profile)]     # absolute: workers may start elsewhere
     todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]
-    failed = _execute(todo, len(jobs), name, workers, scheduler) if todo else 0
+    failed = _execute(todo, len(jobs), name, workers, scheduler, progress) if todo else 0
     return Outcome(len(jobs), len(jobs) - len(todo), len(todo), failed)
 
 
@@ -157,13 +147,15 @@ def _claim(out: Path, suite: str, profile: str, seeds: int) -> None:
     write_json(path, {"suite": suite, "profile": profile, "seeds": seeds})
 
 
-def _execute(todo: list[tuple[Job, Path]], total: int, desc: str, workers: int, scheduler: str | None) -> int:
-    """Run `todo` on Dask with a progress bar (done / running / failed); returns the failed count."""
+def _execute(todo: list[tuple[Job, Path]], total: int, desc: str, workers: int, scheduler: str | None,
+             progress: bool = True) -> int:
+    """Run `todo` on Dask with a progress bar (done / running / failed, the epochs of the runs under way);
+    returns the failed count."""
     from distributed import as_completed
 
     failed, token = 0, uuid.uuid4().hex[:8]
     with _client(workers, scheduler) as client, \
-            tqdm(total=total, initial=total - len(todo), desc=desc, unit="run") as bar:
+            tqdm(total=total, initial=total - len(todo), desc=desc, unit="run", disable=not progress) as bar:
         # a key per job: two parts of a composite may hold jobs of the same name
         futures = {client.submit(run_job, job, d, key=f"{d.name}/{job.key}-{token}", pure=False): (job, d)
                    for job, d in todo}
@@ -172,12 +164,18 @@ def _execute(todo: list[tuple[Job, Path]], total: int, desc: str, workers: int, 
             for future in finished.next_batch(block=False):
                 failed += "error" in _outcome(future, *futures[future])
                 bar.update()
-            counts = {"running": _running(client, futures), "failed": failed}
+            counts = {"running": _running(client, futures), "failed": failed, **_epochs(todo)}
             if counts != shown:          # not every poll: the bar also goes to log files
                 bar.set_postfix(counts)
                 shown = counts
             time.sleep(0.5)
     return failed
+
+
+def _epochs(todo: list[tuple[Job, Path]]) -> dict[str, str]:
+    """Each unfinished job's last finished epoch, from its log.jsonl: progress inside the runs."""
+    logs = [(job.key, d / job.key / "log.jsonl") for job, d in todo if not (d / job.key / "result.json").is_file()]
+    return {key: f"epoch {len(log.read_text().splitlines())}" for key, log in logs if log.is_file()}
 
 
 def _outcome(future, job: Job, out: Path) -> dict:

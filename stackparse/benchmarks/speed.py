@@ -1,9 +1,8 @@
 """Training speed: characters per second of the shared trainer's inner loop, by batch size.
 
-A character is one input symbol of a training stream (padding excluded), the unit in which the
-reference C++ code's speed is quoted. The measure runs the objective's truncated-BPTT segments, their
-backward passes and SGD updates, on the full training range of sizes (the curriculum's last stage),
-for a fixed wall time per batch size.
+A character is one input symbol of a training stream (padding excluded), the unit in which the reference C++ code's
+speed is quoted. The measure runs the objective's truncated-BPTT segments, their backward passes and SGD updates, on the
+full training range of sizes (the curriculum's last stage), for a fixed wall time per batch size.
 """
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ class Speed:
 def training_speed(task: str, model: str, model_config: dict, batch_size: int, seconds: float = 20.0,
                    seed: int = 1, data: SequenceTraining = SequenceTraining()) -> Speed:
     """Train for about `seconds` (whole minibatches) with the trainer's inner loop and count the
-    characters processed; `data` holds the objective's training options (e.g. `grad`, the gradient
-    algorithm; default: the defaults)."""
+    characters processed; `data`: the objective's training options (e.g. `grad`)."""
     train = TrainConfig(batch_size=batch_size, seed=seed)
     data = dataclasses.replace(data, validation_size=1)
     experiment = SequenceExperiment(SequenceSettings(task, model, model_config, train, data))

@@ -1,10 +1,9 @@
 """Benchmark suites: named lists of experiments (task x column), each run over several seeds.
 
-A column is a model, or a model with its own settings (a model may appear in several columns, e.g.
-the Stack RNN with and without rounding). A suite knows its experiments and which published table it reproduces; the
-runner and the report know nothing of tasks or models. A profile says how much of a suite to run
-(`quick`: minutes on this machine; `full`: the papers' protocols); a composite suite runs several
-suites as one benchmark (`algorithmic`: Table 2, memorization and addition).
+A column is a model with its own settings (one model may fill several columns: the Stack RNN with and
+without rounding). A suite knows its experiments and the published table it reproduces; the runner
+and the report know nothing of tasks or models. A profile says how much of a suite to run (`quick`:
+minutes here; `full`: the papers' protocols); a composite runs several suites as one benchmark.
 """
 from __future__ import annotations
 
@@ -18,10 +17,8 @@ from stackparse.training.trainer import TrainConfig
 
 @dataclass(frozen=True)
 class Column:
-    """One column of a suite's table: `model` with settings that differ from its defaults.
-
-    train_settings / data_settings: the trainer's settings, and the other training settings (the
-    data's, the gradient's, the noises', the rules'), by name."""
+    """One column of a suite's table: `model` with the settings (model, trainer, the other training
+    settings: data, gradient, noise, rules) that differ from its defaults, by name."""
     label: str
     model: str
     model_settings: dict = field(default_factory=dict)
@@ -31,14 +28,9 @@ class Column:
 
 @dataclass(frozen=True)
 class Job:
-    """One experiment of a suite: `train TASK --model MODEL` for one seed.
-
-    kind: the experiment kind (`stackparse.experiments.KINDS`: "sequence", "language-model", "parser").
-    overrides: the suite's changes to the kind's default settings (`stackparse.experiments.with_changes`:
-    a settings field, such as "train" or "test_n", or a nested setting, such as "noise"); the column's
-    and the profile's settings apply on top (`stackparse.benchmarks.runner.job_settings`). The seed
-    always comes from `seed`.
-    """
+    """One experiment of a suite (`train TASK --model MODEL`) for one seed, of experiment `kind`: the
+    suite's `overrides` of the kind's defaults, then the column's and the profile's settings, then the
+    seed (`stackparse.benchmarks.runner.job_settings`)."""
     task: str
     model: str
     seed: int
@@ -56,11 +48,8 @@ class Job:
 
 @dataclass(frozen=True)
 class Profile:
-    """How much of a suite `bench --profile NAME` runs.
-
-    seeds: the default number of seeds (`--seeds` overrides it). train_settings / data_settings: as a
-    Column's, set on every job after the suite's and the column's own settings. note: what the profile
-    changes, for the report."""
+    """How much of a suite `bench --profile NAME` runs: the default number of seeds, settings set on every
+    job over the suite's and the column's, and a note for the report."""
     seeds: int
     train_settings: dict = field(default_factory=dict)
     data_settings: dict = field(default_factory=dict)
@@ -83,9 +72,7 @@ class Suite:
     overrides: dict = field(default_factory=dict)
     kind: str = "sequence"
     curves: bool = False                # also report and plot accuracy against n
-    more_metrics: tuple[tuple[str, dict], ...] = ()
-    """Further (metric, published) tables from the same runs, after the main one. A metric is a key
-    of the run's metrics, or a dotted path into them ("validation.val_accuracy")."""
+    more_metrics: tuple[tuple[str, dict], ...] = ()   # more (metric, published) tables; "a.b": metrics["a"]["b"]
     decimals: int = 1                   # of the numbers in the report's tables
     profiles: dict = field(default_factory=lambda: {"full": FULL})     # name -> Profile
     rows: str = "tasks"                 # of the report's tables: "tasks", or "models" (a column per task)
@@ -128,12 +115,11 @@ GRAMMARS = ("pda-palindrome", "pda-anbn", "pda-anbncbmam", "pda-anmbncm", "pda-d
 # rounded at evaluation), 3 epochs, full BPTT; the noise regulariser.
 NSPDA_TRAINING = TrainConfig(lr=0.5, epochs=3, bptt=0)
 NSPDA_NOISE = 0.05
-# The NSPDAs' sizes (enough state neurons for every language's programmed automaton: nspda2 one per
-# rule, at most 27; nspda3 one per PDA state, at most 6), with continuous weights at evaluation
-# (--weight-step 0): of the three ways measured on nspda-trained (5 seeds, BENCHMARKS.md), rounding
-# the trained weights to integers at evaluation (the paper's discretization as we read it) erases
-# what training learnt in small weights (mean error 34.7 % over the ten cells), training with the
-# rounded weights (--discretize-training) does worse (38.5 %), no rounding does best (31.1 %).
+# The NSPDAs' sizes (state neurons for every language's programmed automaton: nspda2 one per rule, at
+# most 27; nspda3 one per PDA state, at most 6), with continuous weights at evaluation (--weight-step 0):
+# on nspda-trained (5 seeds, BENCHMARKS.md), rounding the trained weights at evaluation (the paper's
+# discretization as we read it) erases what training learnt in small weights (mean error 34.7 % over
+# the ten cells), training with them rounded does worse (38.5 %), no rounding does best (31.1 %).
 NSPDA2 = {"hidden": 32, "weight_step": 0.0}
 NSPDA3 = {"hidden": 8, "weight_step": 0.0}
 NSPDA_ABLATED = ("pda-anbn", "pda-dyck2")     # the languages of the ablations (the issue: "at least")
@@ -143,7 +129,7 @@ INCREMENTAL_COLUMNS = (("all lengths", {}),
                                       "curriculum_two_stage": True}))
 TABLE2 = "Joulin & Mikolov 2015, Table 2"
 # The Stack and List RNNs: online (batch size 1) as in the paper, 20 epochs (the curriculum reaches
-# n = 19 at epoch 16) rather than the default 40, to fit this machine's time budget.
+# n = 19 at epoch 16), not the default 40, to fit this machine's time budget.
 MEMORY_TRAINING = {"epochs": 20}
 MEMORY_COLUMNS = (Column("list-rnn", "list-rnn", {"lists": 5}, MEMORY_TRAINING),
                   Column("stack-rnn", "stack-rnn", {"stacks": 10}, MEMORY_TRAINING),
@@ -154,19 +140,20 @@ QUICK_JM = Profile(1, {"epochs": 20}, {"epoch_size": 1000},
                    note="1 seed, 20 epochs of 1,000 sequences (the paper: 2,000; the RNN and LSTM 40 epochs)")
 JM_PROFILES = {"quick": QUICK_JM, "full": FULL}
 
+FIGURE2 = {"paper": "Joulin & Mikolov 2015, Figure 2", "overrides": {"train": TrainConfig(**MEMORY_TRAINING)},
+           "curves": True, "profiles": JM_PROFILES}
 TRANSDUCTION = ("copy", "reversal", "bigram-flip", "svo-sov", "gender")
 TABLE3 = "Grefenstette et al. 2015, Table 3"
-def nspda_ablation(name: str, what: str, table: int, columns: tuple[Column, ...], changes: dict,
-                   more_metrics: tuple = ()) -> Suite:
-    """One of the NSPDA paper's ablations (`what` varies across `columns`) on a^n b^n and Dyck(2), with
-    the nspda-trained recipe otherwise (`changes`: the settings the columns start from, over the
-    defaults); error up to length 60 and at length 960."""
-    return Suite(name, f"Mali, Ororbia & Giles, ablation of {what}; percent of test strings (lengths 1..60) "
-                       "misclassified",
-                 NSPDA_ABLATED, columns, {}, metric="error_by_split.test",
-                 paper=f"Mali et al., Table {table} (not available here)",
-                 more_metrics=(("error_by_split.test-960", {}), *more_metrics),
-                 overrides={"train": NSPDA_TRAINING, **changes})
+
+
+def mali(name: str, what: str, tasks: tuple[str, ...], columns: tuple[Column, ...], table: int, changes: dict,
+         more_metrics: tuple = (("error_by_split.test-960", {}),), **options) -> Suite:
+    """A suite of the NSPDA paper (`what`: what it compares): the NSPDA recipe with `changes` (the settings
+    the columns start from); percent of the test strings misclassified, and `more_metrics`."""
+    return Suite(name, f"Mali, Ororbia & Giles, {what}; percent of test strings (lengths 1..60) misclassified",
+                 tasks, columns, {}, metric="error_by_split.test",
+                 paper=f"Mali et al., Table {table} (not available here)", more_metrics=more_metrics,
+                 overrides={"train": NSPDA_TRAINING, **changes}, **options)
 
 
 SUITES = {s.name: s for s in [
@@ -187,13 +174,10 @@ SUITES = {s.name: s for s in [
           (Column("rnn", "rnn", {"hidden": 100}), Column("lstm", "lstm", {"hidden": 100}),
            Column("list-rnn", "list-rnn", {"hidden": 100, "lists": 10}),
            Column("stack-rnn", "stack-rnn", {"hidden": 100, "stacks": 10})),
-          {}, paper="Joulin & Mikolov 2015, Figure 2", overrides={"train": TrainConfig(**MEMORY_TRAINING)},
-          curves=True, profiles=JM_PROFILES),
+          {}, **FIGURE2),
     Suite("addition",
           "Joulin & Mikolov 2015, Figure 2 (right): binary addition, accuracy against n; Stack RNN 100+10",
-          ("addition",), (Column("stack-rnn", "stack-rnn", {"hidden": 100, "stacks": 10}),),
-          {}, paper="Joulin & Mikolov 2015, Figure 2", overrides={"train": TrainConfig(**MEMORY_TRAINING)},
-          curves=True, profiles=JM_PROFILES),
+          ("addition",), (Column("stack-rnn", "stack-rnn", {"hidden": 100, "stacks": 10}),), {}, **FIGURE2),
     Suite("lm-treebank",
           "Joulin & Mikolov 2015, Table 4 on the UD English EWT words (the PTB is not available here): "
           "test perplexity, 100 hidden units",
@@ -202,70 +186,54 @@ SUITES = {s.name: s for s in [
            Column("stack-rnn", "stack-rnn", {"hidden": 100, "stacks": 60, "recurrent": True, "capacity": 50})),
           JOULIN_MIKOLOV_TABLE4, metric="test_perplexity", kind="language-model",
           paper="Joulin & Mikolov 2015, Table 4, PTB: not the same data",
-          # Minibatches of 32 streams (the paper trains online): a rate of 1 and clipping at 5 for the
-          # loss averaged over the streams, as usual for batched word-level LMs; at most 5 epochs and
-          # 4 minutes of training per model, to fit this machine's time budget.
+          # Minibatches of 32 streams (the paper trains online), a rate of 1 and clipping at 5, as usual
+          # for batched word-level LMs; at most 5 epochs and 4 minutes per model (this machine's budget).
           overrides={"train": TrainConfig(batch_size=32, lr=1.0, clip=5.0, epochs=5, max_minutes=4.0)}),
     # Trained NSPDAs (Mali et al., Table 4's setting: rule insertion and the noise regulariser): half of
     # each PDA's rules written in (H = 8) as hints, noise 0.05 on half the sub-matrices, SGD at 0.5 for
     # 3 epochs of the 4,000 training strings (lengths 1..21), full BPTT; error on the test strings up to
-    # length 60 and on the long tests. State neurons: enough for every language's programmed automaton
-    # (nspda2: one per rule, at most 27; nspda3: one per PDA state, at most 6). The paper's numbers
-    # could not be read here, so the table has none beside ours.
-    Suite("nspda-trained",
-          "Mali, Ororbia & Giles, the NSPDA trained from half of each PDA's rules, with the noise regulariser; "
-          "percent of test strings (lengths 1..60) misclassified",
-          GRAMMARS,
-          (Column("nspda2", "nspda2", NSPDA2), Column("nspda3", "nspda3", NSPDA3)),
-          {}, metric="error_by_split.test", paper="Mali et al., Table 4 (not available here)",
-          more_metrics=(("error_by_split.test-480", {}), ("error_by_split.test-960", {})),
-          overrides={"train": NSPDA_TRAINING, "insert_rules": 0.5, "noise": NSPDA_NOISE}),
-    # The hints ablation (the paper's Table 1 question: do inserted rules help?): no rules, half, all.
-    nspda_ablation("nspda-hints", "the hints: nspda2 trained from none, half or all of the PDA's rules", 1,
-                   tuple(Column(f"rules {share}", "nspda2", NSPDA2, data_settings={"insert_rules": share})
-                         for share in (0.0, 0.5, 1.0)),
-                   {"noise": NSPDA_NOISE}),
+    # length 60 and on the long tests. The paper's numbers could not be read here: none beside ours.
+    mali("nspda-trained", "the NSPDA trained from half of each PDA's rules, with the noise regulariser", GRAMMARS,
+         (Column("nspda2", "nspda2", NSPDA2), Column("nspda3", "nspda3", NSPDA3)), 4,
+         {"insert_rules": 0.5, "noise": NSPDA_NOISE},
+         (("error_by_split.test-480", {}), ("error_by_split.test-960", {}))),
+    # The ablations, on a^n b^n and Dyck(2). Hints (the paper's Table 1 question: do inserted rules
+    # help?): no rules, half, all.
+    mali("nspda-hints", "ablation of the hints: nspda2 trained from none, half or all of the PDA's rules",
+         NSPDA_ABLATED, tuple(Column(f"rules {share}", "nspda2", NSPDA2, data_settings={"insert_rules": share})
+                              for share in (0.0, 0.5, 1.0)), 1, {"noise": NSPDA_NOISE}),
     # Incremental learning (the paper's Table 2 question): all lengths 1..21 from the first epoch,
     # single-stage incremental learning (lengths up to 7, 14, then 21, an epoch each), and Algorithm 1's
     # two stages (each epoch's first half on the new lengths alone, the second on all so far).
-    nspda_ablation("nspda-incremental", "incremental learning: nspda2 (half the rules, noise) trained on all "
-                   "lengths at once, in one stage, or in Algorithm 1's two stages", 2,
-                   tuple(Column(label, "nspda2", NSPDA2, data_settings=settings)
-                         for label, settings in INCREMENTAL_COLUMNS),
-                   {"insert_rules": 0.5, "noise": NSPDA_NOISE}),
+    mali("nspda-incremental", "ablation of incremental learning: nspda2 (half the rules, noise) trained on all "
+         "lengths at once, in one stage, or in Algorithm 1's two stages", NSPDA_ABLATED,
+         tuple(Column(label, "nspda2", NSPDA2, data_settings=settings) for label, settings in INCREMENTAL_COLUMNS),
+         2, {"insert_rules": 0.5, "noise": NSPDA_NOISE}),
     # The noise regulariser (the paper's Table 3 question): none, the suites' 0.05, and four times that.
-    nspda_ablation("nspda-noise", "the noise regulariser (Algorithm 2): nspda2 (half the rules) with noise 0, "
-                   "0.05 or 0.2 on half the sub-matrices", 3,
-                   tuple(Column(f"noise {level}", "nspda2", NSPDA2, data_settings={"noise": level})
-                         for level in (0.0, NSPDA_NOISE, 0.2)),
-                   {"insert_rules": 0.5}),
-    # The gradient algorithm (the paper's Table 6 question). RTRL costs O(d p) per step (d state + read
-    # neurons, p parameters), so this ablation uses the 3rd-order NSPDA with 8 state neurons, which
-    # holds both languages' programmed automata (3 states each): with nspda2's 32 neurons RTRL trains at
-    # ~80 characters per second here. No truncated BPTT: its default cut (50) is never reached by the
-    # training strings (at most 21 long), and a shorter one would have to carry the discrete stack
-    # from one graph to the next, which the NSPDA does not do (a one-line error).
-    nspda_ablation("nspda-grad", "the gradient algorithm: nspda3 (8 state neurons, half the rules, noise) "
-                   "trained by BPTT, RTRL or UORO", 6,
-                   tuple(Column(grad, "nspda3", NSPDA3, data_settings={"grad": grad})
-                         for grad in ("bptt", "rtrl", "uoro")),
-                   {"insert_rules": 0.5, "noise": NSPDA_NOISE},
-                   more_metrics=(("validation.train_chars_per_s", {}),)),
+    mali("nspda-noise", "ablation of the noise regulariser (Algorithm 2): nspda2 (half the rules) with noise 0, "
+         "0.05 or 0.2 on half the sub-matrices", NSPDA_ABLATED,
+         tuple(Column(f"noise {level}", "nspda2", NSPDA2, data_settings={"noise": level})
+               for level in (0.0, NSPDA_NOISE, 0.2)), 3, {"insert_rules": 0.5}),
+    # The gradient algorithm (the paper's Table 6 question). RTRL costs O(d p) per step (d state + read neurons, p
+    # parameters), so this ablation uses the 3rd-order NSPDA with 8 state neurons, which holds both languages'
+    # programmed automata (3 states each): with nspda2's 32 neurons RTRL trains at ~80 characters per second here. No
+    # truncated BPTT: its default cut (50) is never reached by the training strings (at most 21 long), and a shorter one
+    # would have to carry the discrete stack from one graph to the next, which the NSPDA does not do (a one-line error).
+    mali("nspda-grad", "ablation of the gradient algorithm: nspda3 (8 state neurons, half the rules, noise) "
+         "trained by BPTT, RTRL or UORO", NSPDA_ABLATED,
+         tuple(Column(grad, "nspda3", NSPDA3, data_settings={"grad": grad}) for grad in ("bptt", "rtrl", "uoro")),
+         6, {"insert_rules": 0.5, "noise": NSPDA_NOISE},
+         (("error_by_split.test-960", {}), ("validation.train_chars_per_s", {}))),
     # Table 4's comparison: the second-order RNN and the NNPDA (no rules: they have no discrete stack to
     # program) beside the NSPDAs of nspda-trained, with the same recipe; accuracy by length is plotted.
-    Suite("grammar",
-          "Mali, Ororbia & Giles, Table 4: 2nd-order RNN, NNPDA, NSPDA (2nd and 3rd order, half the rules "
-          "inserted) on the five languages, trained on lengths 1..21; percent of test strings (lengths 1..60) "
-          "misclassified",
-          GRAMMARS,
-          (Column("rnn2", "rnn2"), Column("nnpda", "nnpda"),
-           Column("nspda2", "nspda2", NSPDA2, data_settings={"insert_rules": 0.5}),
-           Column("nspda3", "nspda3", NSPDA3, data_settings={"insert_rules": 0.5})),
-          {}, metric="error_by_split.test", paper="Mali et al., Table 4 (not available here)",
-          more_metrics=(("error_by_split.test-960", {}),), curves=True,
-          overrides={"train": NSPDA_TRAINING, "noise": NSPDA_NOISE},
-          # quick: one seed, 8 minutes with one worker here (BENCHMARKS.md), most of it the NNPDA's
-          profiles={"quick": Profile(1, note="1 seed"), "full": Profile(5, note="5 seeds")}),
+    mali("grammar", "Table 4: 2nd-order RNN, NNPDA, NSPDA (2nd and 3rd order, half the rules inserted) on the "
+         "five languages, trained on lengths 1..21", GRAMMARS,
+         (Column("rnn2", "rnn2"), Column("nnpda", "nnpda"),
+          Column("nspda2", "nspda2", NSPDA2, data_settings={"insert_rules": 0.5}),
+          Column("nspda3", "nspda3", NSPDA3, data_settings={"insert_rules": 0.5})), 4, {"noise": NSPDA_NOISE},
+         curves=True,
+         # quick: one seed, 8 minutes with one worker here (BENCHMARKS.md), most of it the NNPDA's
+         profiles={"quick": Profile(1, note="1 seed"), "full": Profile(5, note="5 seeds")}),
     Suite("transduction",
           "Grefenstette et al. 2015, Table 3: copy, reversal, bigram flipping, SVO to SOV, gender conjugation; "
           "2-layer LSTM and Stack-, Queue-, DeQue-LSTMs, 64 units; coarse accuracy on lengths 65-128",
@@ -282,9 +250,8 @@ SUITES = {s.name: s for s in [
                     "medium": Profile(3, {"max_minutes": 3.0}, note="3 seeds, 3 minutes of training per run "
                                                                     "(the default: 10)"),
                     "full": FULL}),
-    # The parser's main job as a benchmark: training (the default `train-parser`, or one epoch), then
-    # test accuracy and parsing speed (`bench-parser`'s figures); the task is the treebank, by its
-    # `corpus get` name. A missing corpora/en*.conllu is obtained first.
+    # The parser's main job: training (the default `train-parser`, or one epoch), then test accuracy and
+    # parsing speed (`bench-parser`'s figures); the task is the treebank's `corpus get` name.
     Suite("parser",
           "The stack-LSTM parser (Dyer et al. 2015) on UD English EWT v2.15: test LAS (gold tokenization "
           "and UPOS), greedy decoding",

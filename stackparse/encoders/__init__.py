@@ -1,9 +1,7 @@
 """Encoders: each architecture's one implementation, as a DyNet builder that any DyNet model can use.
 
 Arbitrary input vectors in, hidden vectors out, in DyNet's builder idiom (see `base`); the memory's
-contents stay inspectable. The sequence models of `stackparse.models` are an input embedding, one
-of these and an output layer. One module per family of memories (and `tensors`, the higher-order
-products the NSPDA shares with the second-order RNN):
+contents stay inspectable. One module per family (and `tensors`, products shared with the rnn2):
     stack_lstm      StackLSTMEncoder                          (Dyer et al. 2015)
     joulin_mikolov  StackRNNEncoder, ListRNNEncoder           (Joulin & Mikolov 2015)
     grefenstette    NeuralStackEncoder, NeuralQueueEncoder,   (Grefenstette et al. 2015)

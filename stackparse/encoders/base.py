@@ -7,10 +7,9 @@ An encoder is built like a DyNet RNN builder and used like one:
     state.output()                      # (hidden_dim,) x batch_size
     state.transduce(xs)                 # the outputs after each of xs
     state.memory                        # the memory value the inputs have left
-An encoder is its architecture's one implementation: a sequence model of `stackparse.models` is an
-input embedding, an encoder and an output layer. The encoder checks the user's inputs and saves its
-settings (`spec`, a frozen dataclass) for `dy.save` / `dy.load`; `start` and `step` are the
-unchecked core the models drive.
+An encoder is its architecture's one implementation (a sequence model is an embedding, an encoder and an output
+layer). It checks the user's inputs and saves its settings (`spec`) for `dy.save` / `dy.load`; `start` and `step`
+are the unchecked core the models drive.
 """
 from __future__ import annotations
 
@@ -34,11 +33,7 @@ class EncoderConfig:
     hidden_dim: int = setting(help="the width of the outputs", min=1)
 
     def validate(self, encoder: str) -> None:
-        """Raise a UserError naming `encoder` and the setting if a setting is out of range.
-
-        Args:
-          encoder: the encoder's class name, for the message.
-        """
+        """A UserError naming `encoder` (its class name) and the setting if a setting is out of range."""
         try:
             for f in dataclasses.fields(self):
                 value = getattr(self, f.name)
@@ -54,9 +49,8 @@ class EncoderConfig:
 
 
 class EncoderState:
-    """One immutable state of an encoder: what it has read, and the memory its reading left.
-
-    Made by `Encoder.initial_state` and `add_input`, not directly.
+    """One immutable state of an encoder: what it has read, and the memory its reading left. Made by
+    `Encoder.initial_state` and `add_input`, not directly.
 
     Args:
       encoder: the encoder this is a state of.
@@ -89,10 +83,9 @@ class EncoderState:
         xs = list(xs)
         if not xs:
             raise UserError(f"{self._name}: empty sequence; expected one or more inputs of {self._expected}")
-        states, state = [], self
-        for x in xs:
-            state = state.add_input(x)
-            states.append(state)
+        states = [self.add_input(xs[0])]
+        for x in xs[1:]:
+            states.append(states[-1].add_input(x))
         return states
 
     def transduce(self, xs: Sequence[dy.Expression]) -> list[dy.Expression]:
@@ -149,10 +142,9 @@ class EncoderState:
 
 
 class Encoder(abc.ABC):
-    """Base class of the encoders: settings, sub-collection, saving and states.
-
-    Subclasses set `Config` (and `State`, for a state with more operations) and implement `start`, `step`,
-    `_output` and `_memory`.
+    """Base class of the encoders: settings, sub-collection, saving and states. Subclasses set `Config`
+    (and `State`, for a state with more operations) and implement `start`, `step` and `_output`, and
+    `_memory` where the controller state's memory is not its `memory` field.
 
     Args:
       pc: the user's ParameterCollection; the parameters go into a sub-collection of their own.
@@ -164,21 +156,15 @@ class Encoder(abc.ABC):
     State: ClassVar[type[EncoderState]] = EncoderState
 
     def __init__(self, pc: dy.ParameterCollection, input_dim: int, hidden_dim: int, **options):
-        self.spec = self._settings(input_dim=input_dim, hidden_dim=hidden_dim, **options)
+        known = [f.name for f in dataclasses.fields(self.Config)]
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise UserError(f"{type(self).__name__}: unknown option {', '.join(unknown)}; "
+                            f"its options are {', '.join(known[2:])}")
+        self.spec = self.Config(input_dim=input_dim, hidden_dim=hidden_dim, **options)
+        self.spec.validate(type(self).__name__)
         # One sub-collection per encoder, named after its class (DyNet names allow no "_" or "/").
         self.pc = pc.add_subcollection(type(self).__name__.lower())
-
-    @classmethod
-    def _settings(cls, **values) -> EncoderConfig:
-        """The validated Config for `values`, or a UserError naming the encoder."""
-        known = [f.name for f in dataclasses.fields(cls.Config)]
-        unknown = sorted(set(values) - set(known))
-        if unknown:
-            raise UserError(f"{cls.__name__}: unknown option {', '.join(unknown)}; "
-                            f"its options are {', '.join(known[2:])}")
-        config = cls.Config(**values)
-        config.validate(cls.__name__)
-        return config
 
     def param_collection(self) -> dy.ParameterCollection:
         """DyNet's saving protocol: the collection holding this encoder's parameters.
@@ -236,6 +222,6 @@ class Encoder(abc.ABC):
     def _output(self, controller_state: Any, batch_size: int) -> dy.Expression:
         """The output of a controller state: (hidden_dim,) x batch_size."""
 
-    @abc.abstractmethod
     def _memory(self, controller_state: Any) -> Any:
         """The memory value inside a controller state."""
+        return controller_state.memory

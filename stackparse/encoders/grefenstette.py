@@ -1,5 +1,4 @@
-"""The LSTM controllers of Grefenstette et al.'s neural stack, queue and deque (2015, §3.4): their one
-implementation.
+"""The LSTM controllers of Grefenstette et al.'s neural stack, queue and deque (2015, §3.4): their one implementation.
 
 E. Grefenstette, K. M. Hermann, M. Suleyman and P. Blunsom, "Learning to Transduce with Unbounded
 Memory", NeurIPS 2015. With x_t the input (the paper's embedding e(x_t)), r_{t-1} the previous read
@@ -8,15 +7,13 @@ Memory", NeurIPS 2015. With x_t the input (the paper's embedding e(x_t)), r_{t-1
     d_t = sigmoid(W_d o'_t + b_d)     u_t = sigmoid(W_u o'_t + b_u)        (push, pop: one per end)
     v_t = tanh(W_v o'_t + b_v)        o_t = tanh(W_o o'_t + b_o)           (value (m,), output (h,))
     (V_t, s_t), r_t = memory(V_{t-1}, s_{t-1}, d_t, u_t, v_t)             (eq. 1-3, 4-5 or 6-11)
-W_d and W_u are stacked as one (2 * ends, h) matrix, W_v as one (ends * m, h) matrix. The encoder's
-output is o_t and its memory a `NeuralStack`, `NeuralQueue` or `NeuralDeque` of
-`stackparse.memories.grefenstette`; the neural-stack, -queue and -deque sequence models
+W_d and W_u are stacked as one (2 * ends, h) matrix, W_v as one (ends * m, h) matrix. The output is o_t, the memory
+a `NeuralStack`, `NeuralQueue` or `NeuralDeque` (`stackparse.memories.grefenstette`); the neural-* sequence models
 (`stackparse.models.neural_stack`) read embedded symbols through it.
 
-The pop bias b_u starts at `pop_bias` = -1, the initialisation the paper's Appendix B recommends for
-the controller to use the memory at all; the push bias starts at 0. h_0 and the LSTM's initial cell
-are zero (the paper learns h_0). The output of the initial state, before any input, is the zero
-vector (o_t is defined from the first input on).
+The pop bias b_u starts at `pop_bias` = -1, as the paper's Appendix B recommends for the controller to use the
+memory at all; the push bias at 0. h_0 and the LSTM's initial cell are zero (the paper learns h_0). Before any
+input the output is the zero vector (o_t is defined from the first input on).
 """
 from __future__ import annotations
 
@@ -124,9 +121,6 @@ class _NeuralMemoryEncoder(Encoder):
         if controller_state.output is None:
             return dy.zeros((self.spec.hidden_dim,), batch_size=batch_size)
         return controller_state.output
-
-    def _memory(self, controller_state: ControllerState) -> NeuralStack | NeuralQueue | NeuralDeque:
-        return controller_state.memory
 
 
 _ARGS = """

@@ -6,16 +6,13 @@ NeurIPS 2015. With M memories (stacks or lists), k values read from each, m hidd
     a_t = softmax(beta A h_t), one softmax per memory         (eq. 3; A is (actions * M, m))
     v_t = sigmoid(D h_t)                                      (the value pushed or inserted; D is (M, m))
     s_t = update(s_{t-1}, a_t, v_t)                           (eq. 4-5, or the list's update)
-P is (m, k * M); s^k_{t-1} is the (k, M) top-k read, flattened. One step of a whole minibatch is one
-DyNet batch: the controller is a few matrix products and the memory update a few slices. The
-encoder's output is h_t and its memory a `StackMemory` or `ListMemory` of
-`stackparse.memories.joulin_mikolov`; the stack-rnn and list-rnn sequence models
-(`stackparse.models.stack_rnn`) read one-hot symbols through it and add rounding (beta, discrete).
+P is (m, k * M); s^k_{t-1} is the (k, M) top-k read, flattened. A minibatch step is one DyNet batch. The output is
+h_t, the memory a `StackMemory` or `ListMemory` (`stackparse.memories.joulin_mikolov`); the stack-rnn and list-rnn
+models (`stackparse.models.stack_rnn`) read one-hot symbols through it and add rounding (beta, discrete).
 
-Defaults differ from the sequence models' in one place, and why: `recurrent` is on. The paper sets
-R = 0 on its toy tasks to make the network use its stacks, and turns R on for language modelling
-(Table 4); an encoder inside someone else's model is in the second situation. Rounding (§4.2) is a
-training schedule of the sequence models, not offered here; actions are always continuous.
+Defaults differ from the sequence models' in one place, and why: `recurrent` is on. The paper sets R = 0 on its
+toy tasks to make the network use its stacks, and turns R on for language modelling (Table 4), the situation of an
+encoder inside someone else's model. Rounding (§4.2), a training schedule, is not offered: actions are continuous.
 """
 from __future__ import annotations
 
@@ -24,6 +21,7 @@ from typing import ClassVar, NamedTuple
 
 import dynet as dy
 
+from stackparse._dynet import product as matmul
 from stackparse.config import setting
 from stackparse.encoders.base import Encoder, EncoderConfig
 from stackparse.memories.joulin_mikolov import ListMemory, Signals, StackMemory
@@ -35,28 +33,15 @@ class _MemoryRNNConfig(EncoderConfig):
     no_op: bool = setting(False, "add the NO-OP action")
     recurrent: bool = setting(True, "use the recurrent matrix R (the paper sets R = 0 on the toy tasks)")
 
-    @property
-    def memories(self) -> int:
-        """M, the stacks or lists in parallel."""
-        raise NotImplementedError
-
 
 @dataclass(frozen=True)
 class StackRNNConfig(_MemoryRNNConfig):
     stacks: int = setting(10, "stacks in parallel (stack-rnn)", min=1)
 
-    @property
-    def memories(self) -> int:
-        return self.stacks
-
 
 @dataclass(frozen=True)
 class ListRNNConfig(_MemoryRNNConfig):
     lists: int = setting(5, "doubly-linked lists in parallel (list-rnn)", min=1)
-
-    @property
-    def memories(self) -> int:
-        return self.lists
 
 
 class MemoryState(NamedTuple):
@@ -68,18 +53,21 @@ class MemoryState(NamedTuple):
 class _MemoryRNNEncoder(Encoder):
     """The controller of eq. 3-6 around the memory class its subclass names."""
     memory_class: ClassVar[type]
+    count: ClassVar[str]
+    """The setting that says M, how many memories run in parallel."""
 
     def __init__(self, pc: dy.ParameterCollection, input_dim: int, hidden_dim: int, **options):
         super().__init__(pc, input_dim, hidden_dim, **options)
         c, m = self.spec, hidden_dim
+        self.memories = getattr(c, self.count)                                            # M
         names = self.memory_class.actions
         self.actions_used = names[:len(names) - (0 if c.no_op else 1)]
         self.U = self.pc.add_parameters((m, input_dim), name="U")
         self.b = self.pc.add_parameters((m,), init=0.0, name="b")
         self.R = self.pc.add_parameters((m, m), name="R") if c.recurrent else None
-        self.P = self.pc.add_parameters((m, c.k * c.memories), name="P")
-        self.A = self.pc.add_parameters((len(self.actions_used) * c.memories, m), name="A")
-        self.D = self.pc.add_parameters((c.memories, m), name="D")
+        self.P = self.pc.add_parameters((m, c.k * self.memories), name="P")
+        self.A = self.pc.add_parameters((len(self.actions_used) * self.memories, m), name="A")
+        self.D = self.pc.add_parameters((self.memories, m), name="D")
 
     def start(self, batch_size: int, tensors: list[dy.Expression] | None = None,
               capacity: int = 0) -> MemoryState:
@@ -97,7 +85,7 @@ class _MemoryRNNEncoder(Encoder):
             hidden, *memory = tensors
             return MemoryState(hidden, self.memory_class.restore(memory, c.k, capacity), None)
         return MemoryState(dy.zeros((c.hidden_dim,), batch_size=batch_size),
-                           self.memory_class.empty(c.memories, c.k), None)
+                           self.memory_class.empty(self.memories, c.k), None)
 
     @staticmethod
     def state_tensors(state: MemoryState) -> list[dy.Expression]:
@@ -122,7 +110,7 @@ class _MemoryRNNEncoder(Encoder):
         Returns:
           h_t, s_t and a_t.
         """
-        memories = self.spec.memories
+        memories = self.memories
         read = dy.reshape(state.memory.read(), (self.spec.k * memories,))                # s^k_{t-1}, flat
         if read_mask is not None:
             read = dy.cmult(read, read_mask)
@@ -131,7 +119,7 @@ class _MemoryRNNEncoder(Encoder):
             terms += [self.R, state.hidden]
         h = dy.logistic(dy.affine_transform(terms))                                       # eq. 6
         actions = self.action_probabilities(h, beta, discrete)                            # (n_actions, M)
-        written = dy.reshape(dy.logistic(self.D * h), (1, memories))                      # sigma(D h_t)
+        written = dy.reshape(dy.logistic(matmul(self.D, h)), (1, memories))                      # sigma(D h_t)
         return MemoryState(h, state.memory.next(Signals(actions, written)), actions)
 
     def action_probabilities(self, h: dy.Expression, beta: float = 1.0, discrete: bool = False) -> dy.Expression:
@@ -144,8 +132,8 @@ class _MemoryRNNEncoder(Encoder):
         Returns:
           (n_actions, M) x B, each column a distribution.
         """
-        n, memories = len(self.actions_used), self.spec.memories
-        logits = dy.reshape(self.A * h, (n, memories))
+        n, memories = len(self.actions_used), self.memories
+        logits = dy.reshape(matmul(self.A, h), (n, memories))
         if discrete:
             batch = logits.dim()[1]
             # One column per (memory, sequence): argmax works on vectors, so fold memories into the batch.
@@ -156,45 +144,38 @@ class _MemoryRNNEncoder(Encoder):
     def _output(self, controller_state: MemoryState, batch_size: int) -> dy.Expression:
         return controller_state.hidden
 
-    def _memory(self, controller_state: MemoryState) -> StackMemory | ListMemory:
-        return controller_state.memory
+
+_ARGS = """
+    Args:
+      pc: the user's ParameterCollection; the parameters go into a sub-collection of their own.
+      input_dim: the width of x_t.
+      hidden_dim: m, the width of h_t (the output).
+      {}
+      k: values read from each {} (default 2).
+      no_op: add the NO-OP action (default False).
+      recurrent: use the recurrent matrix R (default True).
+"""
 
 
 class StackRNNEncoder(_MemoryRNNEncoder):
-    """Joulin & Mikolov's Stack RNN (eq. 3-6) as an encoder: h_t from x_t, h_{t-1} and the top k
+    __doc__ = """Joulin & Mikolov's Stack RNN (eq. 3-6) as an encoder: h_t from x_t, h_{t-1} and the top k
     values of each continuous stack, which it then pushes, pops (or leaves).
 
     `state.memory` is a `StackMemory`: `content`, (p, stacks) x batch, row 0 the tops (EMPTY = -1 where
     nothing was pushed); `read()`, the top k. `state.controller_state.actions` holds a_t.
-
-    Args:
-      pc: the user's ParameterCollection; the parameters go into a sub-collection of their own.
-      input_dim: the width of x_t.
-      hidden_dim: m, the width of h_t (the output).
-      stacks: stacks in parallel (default 10, the paper's).
-      k: values read from the top of each stack (default 2, the paper's).
-      no_op: add the NO-OP action (default False).
-      recurrent: use the recurrent matrix R (default True).
-    """
+""" + _ARGS.format("stacks: stacks in parallel (default 10, the paper's).", "stack's top")
     Config = StackRNNConfig
     memory_class = StackMemory
+    count = "stacks"
 
 
 class ListRNNEncoder(_MemoryRNNEncoder):
-    """Joulin & Mikolov's List RNN (§4.2, "Doubly-linked lists") as an encoder: the Stack RNN's
+    __doc__ = """Joulin & Mikolov's List RNN (§4.2, "Doubly-linked lists") as an encoder: the Stack RNN's
     controller around continuous lists, which it INSERTs into or moves the head of LEFT or RIGHT.
 
     `state.memory` is a `ListMemory`: `content`, (2r + 1, lists) x batch with the head in row r = `head`;
     `read()`, the k values ending at the head.
-
-    Args:
-      pc: the user's ParameterCollection; the parameters go into a sub-collection of their own.
-      input_dim: the width of x_t.
-      hidden_dim: m, the width of h_t (the output).
-      lists: lists in parallel (default 5, the paper's).
-      k: values read ending at each list's head (default 2).
-      no_op: add the NO-OP action (default False).
-      recurrent: use the recurrent matrix R (default True).
-    """
+""" + _ARGS.format("lists: lists in parallel (default 5, the paper's).", "list, ending at its head")
     Config = ListRNNConfig
     memory_class = ListMemory
+    count = "lists"

@@ -1,33 +1,27 @@
 """The Neural State Pushdown Automaton (Mali, Ororbia & Giles) as an encoder.
 
 A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020), §3.
-`NSPDAController` is the one implementation of eq. 1-2 and 6 (the equations are in
-`stackparse.models.nspda`, whose nspda2 and nspda3 drive it with one-hot symbols, and the NNPDA with
-its analog stack); the encoder drives it with the user's vectors as x^t. Its output is the state
-neurons s^t, and its memory the model's own discrete stack, a `DiscreteStack` of
-`stackparse.memories.discrete_stack`.
+`NSPDAController` is the one implementation of eq. 1-2 and 6 (written out in `stackparse.models.nspda`,
+whose nspda2, nspda3 and NNPDA drive it with one-hot symbols); the encoder drives it with the user's
+vectors as x^t. Its output is s^t, its memory a `DiscreteStack` (`stackparse.memories.discrete_stack`).
 
-What the stack holds, and why. The model pushes the current input symbol and reads the top through
-e(.), that symbol's one-hot vector. The encoder pushes the current input vector: its stack holds
-positions (input t is pushed as the id t, as the model pushes a symbol's id), and e(input t) is
-[x_t; 0; 0], the bottom marker [0; 1; 0], the empty stack [0; 0; 1] (R = input_dim + 2):
-- On one-hot inputs this is the NSPDA itself: e(input t) is then e(symbol), so the encoder with a
-  model's weights computes the model's states, reads and actions (tested).
-- The stack stays digital, which is the NSPDA's point against the analog NNPDA: one whole input
-  pushed, popped or left per step, by the quantized action neuron, and the read (eq. 6) is exactly
-  the top. Nothing is mixed.
-- No extra parameters, and no information lost: quantizing the inputs into codes first would add a
-  learned symbolizer the paper does not have, and cut the gradient that reaches x through the read.
+What the stack holds, and why. The model pushes the input symbol and reads the top through e(.), its one-hot
+vector. The encoder pushes the input vector: its stack holds positions (input t pushed as the id t), and
+e(input t) is [x_t; 0; 0], the bottom marker [0; 1; 0], the empty stack [0; 0; 1] (R = input_dim + 2):
+- On one-hot inputs this is the NSPDA itself: with a model's weights it computes the model's states, reads and
+  actions (tested).
+- The stack stays digital, the NSPDA's point against the analog NNPDA: one whole input pushed, popped or left per
+  step, and the read (eq. 6) is exactly the top.
+- No extra parameters, no information lost: quantizing the inputs into codes first would add a learned symbolizer
+  the paper does not have, and cut the gradient that reaches x through the read.
 
 Choices beyond the model's, and why:
-- Output: s^t, N = hidden_dim, the finite control. (The model's response reads s^t (x) r^t, so that
-  the verdict can see the stack after the last action; the user's layer plays V's role and may read
-  `state.controller_state.read` too.) s^0 = (1, 0, ..., 0), as the model's.
-- The state neurons are quantized as the settings say, in training and use alike: an encoder has no
-  evaluation mode, so the model's discretized states and weights at evaluation (`weight_step`) are
-  not offered. The action neuron is always quantized: the stack is discrete.
-- Third order by default (the paper's M2). W^s then has N * N * I * (I + 2) entries: for wide inputs,
-  order 2 (M1, N * (N + I + 2) * I) is the affordable one.
+- Output: s^t, N = hidden_dim, the finite control (the model's response reads s^t (x) r^t; the user's layer plays
+  V's role and may read `state.controller_state.read` too). s^0 = (1, 0, ..., 0), as the model's.
+- The state neurons are quantized as the settings say, in training and use alike: an encoder has no evaluation
+  mode, so discretized weights at evaluation (`weight_step`) are not offered. The action is always quantized.
+- Third order by default (the paper's M2). W^s then has N * N * I * (I + 2) entries: for wide inputs, order 2
+  (M1, N * (N + I + 2) * I) is the affordable one.
 """
 from __future__ import annotations
 
@@ -37,6 +31,7 @@ from typing import Callable, NamedTuple, Sequence
 import dynet as dy
 import numpy as np
 
+from stackparse._dynet import product as matmul
 from stackparse.config import SettingError, setting
 from stackparse.encoders.base import Encoder, EncoderConfig
 from stackparse.encoders.tensors import init_scale_setting, outer, quantized, start_vector, weight_tensor
@@ -68,18 +63,10 @@ class NSPDAState(NamedTuple):
 
 
 class NSPDAController:
-    """Eq. 1-2 and 6: the state and action tensors around a stack, and one step of the NSPDA. The one
-    implementation behind `NSPDAEncoder`, nspda2/nspda3 and the NNPDA (eq. 1-2 around its analog
-    stack); each says what e(.) of eq. 6 is for its stack's contents.
-
-    Args:
-      pc: the collection the biases go into (bs, ba).
-      order: 3 (P^t = s (x) x (x) r, M2) or 2 (P^t = [s; r] (x) x, M1).
-      state_size: N. input_size: the width of x^t (I for one-hot symbols). read_size: R.
-      add_tensor: makes a weight tensor, (name, rows, factors) -> Parameters (`weight_tensor`, or
-        the models' `TensorRNN.add_tensor`, which registers it for the noise regularizer); W^s is
-        made first, then W^a.
-    """
+    """Eq. 1-2 and 6: the state and action tensors around a stack, and one NSPDA step; the one implementation
+    behind `NSPDAEncoder`, nspda2/nspda3 and the NNPDA (eq. 1-2 around its analog stack), each saying what e(.)
+    is for its stack. Biases go into `pc`; sizes N, I (x^t's width), R; `add_tensor` (name, rows, factors) ->
+    Parameters makes W^s, then W^a (`weight_tensor`, or `TensorRNN.add_tensor`, which registers it for noise)."""
 
     def __init__(self, pc: dy.ParameterCollection, order: int, state_size: int, input_size: int,
                  read_size: int, add_tensor: Callable[[str, int, tuple[int, ...]], dy.Parameters]):
@@ -93,38 +80,21 @@ class NSPDAController:
 
     @property
     def parameters(self) -> list[dy.Parameters]:
-        """W^s, b^s, W^a, b^a: the order in which `state_and_action` takes their expressions.
-
-        Returns:
-          The four parameters.
-        """
+        """W^s, b^s, W^a, b^a: the order in which `state_and_action` takes their expressions."""
         return [self.Ws, self.bs, self.Wa, self.ba]
 
     def product(self, state: NSPDAState, x: dy.Expression) -> dy.Expression:
-        """P^t of eq. 1-2, flattened (see `outer`).
-
-        Args:
-          state: s^{t-1}, (N,) x B, and r^{t-1}, (R,) x B.
-          x: x^t, (I,) x B.
-        Returns:
-          (N I R,) x B for order 3, ((N + R) I,) x B for order 2.
-        """
+        """P^t of eq. 1-2, flattened (see `outer`), from s^{t-1} (N,) x B, r^{t-1} (R,) x B and x^t (I,) x B:
+        (N I R,) x B for order 3, ((N + R) I,) x B for order 2."""
         if self.order == 3:
             return outer([state.state, x, state.read])
         return outer([dy.concatenate([state.state, state.read]), x])
 
     def state_and_action(self, state: NSPDAState, x: dy.Expression, weights: list[dy.Expression] | None = None,
                          quantize_states: bool = True) -> tuple[dy.Expression, dy.Expression]:
-        """Eq. 1-2: s^t = g(W^s P^t + b^s) and A^t = W^a P^t + b^a.
-
-        Args:
-          state: s^{t-1} and r^{t-1}.
-          x: x^t, (I,) x B.
-          weights: W^s, b^s, W^a, b^a as expressions (discretized ones, say); None: the parameters.
-          quantize_states: g = round(sigmoid) with the straight-through gradient; else sigmoid.
-        Returns:
-          s^t, (N,) x B, and A^t, (1,) x B.
-        """
+        """Eq. 1-2: s^t = g(W^s P^t + b^s), (N,) x B, and A^t = W^a P^t + b^a, (1,) x B. `weights`: W^s, b^s,
+        W^a, b^a as expressions (discretized ones, say), None for the parameters; g = round(sigmoid) with
+        the straight-through gradient when `quantize_states`, else sigmoid."""
         Ws, bs, Wa, ba = weights or [p.expr(True) for p in self.parameters]
         p = self.product(state, x)
         s = quantized(dy.logistic(dy.affine_transform([bs, Ws, p])), quantize_states)
@@ -133,17 +103,9 @@ class NSPDAController:
     def step(self, state: NSPDAState, x: dy.Expression, pushed: Sequence[int],
              codes: Callable[[list[int]], dy.Expression], weights: list[dy.Expression] | None = None,
              quantize_states: bool = True) -> NSPDAState:
-        """One step on a discrete stack: eq. 1-2, a^t = f(A^t), the stack's update and the read of eq. 6.
-
-        Args:
-          state: s^{t-1}, r^{t-1} and the DiscreteStack.
-          x: x^t, (I,) x B.
-          pushed: what PUSH puts on each sequence's stack (B ids).
-          codes: e(.): B tops (ids, or EMPTY) -> their read vectors, (R,) x B.
-          weights, quantize_states: as for `state_and_action`.
-        Returns:
-          s^t, r^t, the stack after a^t, and a^t, (1,) x B with values in {-1, 0, 1}.
-        """
+        """One step on a discrete stack: eq. 1-2, a^t = f(A^t), the stack's update and the read of eq. 6: s^t, r^t, the
+        stack after a^t, and a^t, (1,) x B in {-1, 0, 1}. PUSH puts `pushed[b]` (an id) on stack b; `codes` is e(.): B
+        tops (ids, or EMPTY) -> their read vectors, (R,) x B; the rest as for `state_and_action`."""
         s, A = self.state_and_action(state, x, weights, quantize_states)
         a = quantized(dy.tanh(A))                                                   # f(A^t), eq. 2
         actions = np.rint(a.npvalue()).astype(int).reshape(-1)
@@ -152,7 +114,7 @@ class NSPDAController:
         candidates = state.stack.candidates(pushed)
         alphas = dy.concatenate([dy.cmult(a, a + 1) * 0.5, dy.cmult(a, a - 1) * 0.5, -dy.square(a) + 1.0])
         tops = dy.concatenate_cols([codes(candidates[act]) for act in (Action.PUSH, Action.POP, Action.NO_OP)])
-        read = tops * alphas                                                        # eq. 6: (R,) x B
+        read = matmul(tops, alphas)                                                       # eq. 6: (R,) x B
         return NSPDAState(s, read, state.stack.next(Signals([Action(int(v)) for v in actions], pushed)), a)
 
 
@@ -226,7 +188,7 @@ class NSPDAEncoder(Encoder):
 
         def e(tops: list[int]) -> dy.Expression:
             columns = [t if top == BOTTOM else t + 1 if top == EMPTY else top for top in tops]
-            return table * dy.one_hot(t + 2, columns)                                # (R,) x B
+            return matmul(table, dy.one_hot(t + 2, columns))                               # (R,) x B
         return e
 
     def _output(self, controller_state: NSPDAEncoderControllerState, batch_size: int) -> dy.Expression:

@@ -1,13 +1,10 @@
 """The persistent stack-LSTM (Dyer et al. 2015) as an encoder.
 
-What `add_input` means. The stack-LSTM has no controller: what goes on the stack and what comes off
-is decided by the model that uses it (a parser pushes on SHIFT and pops on REDUCE). So the encoder
-leaves both to the user: `add_input(x)` pushes x, `pop()` returns the state below, and `output()` is
-the LSTM encoding of the stack's contents, bottom to top. Pushes only (e.g. `transduce`) make it an
-LSTM over the inputs whose first input is the learned empty-stack guard. Every state is a value, so
-old states stay valid and may be pushed again (branches, beam search).
-
-It wraps `stackparse.memories.StackLSTM`, the one implementation the parser uses too.
+The stack-LSTM has no controller: the model using it decides what is pushed and popped (a parser pushes on SHIFT,
+pops on REDUCE). So `add_input(x)` pushes x, `pop()` returns the state below, `output()` is the LSTM encoding of
+the contents, bottom to top; pushes only (`transduce`) make it an LSTM whose first input is the learned empty-stack
+guard. States are values: old ones stay valid and may be pushed again (branches, beam search). It wraps
+`stackparse.memories.StackLSTM`, the one implementation the parser uses too.
 """
 from __future__ import annotations
 

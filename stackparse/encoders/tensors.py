@@ -1,17 +1,17 @@
 """Higher-order (tensor) products, the pieces of the second-order RNN and the NSPDA (floor 2, so the
 models and the NSPDA encoder share them).
 
-A product of order p is stored as a matrix W: (N, N * K_2 * ... * K_p), its columns indexed by the
-flattened outer product of the factors, the first factor fastest (`outer`): column n + N (k + K l)
-for (state n, input k, read l). The N-column blocks W[:, block] are the transition sub-matrices
-W[:, :, k, l]: the unit the noise regularizer perturbs and the programming sets
-(`stackparse.training.noise`, `stackparse.models.programming`).
+A product of order p is stored as a matrix W: (N, N * K_2 * ... * K_p), its columns indexed by the flattened outer
+product of the factors, the first factor fastest (`outer`): column n + N (k + K l) for (state n, input k, read l). The
+N-column blocks W[:, block] are the transition sub-matrices W[:, :, k, l]: the unit the noise regularizer perturbs and
+the programming sets (`stackparse.training.noise`, `stackparse.models.programming`).
 """
 from __future__ import annotations
 
 import dynet as dy
 import numpy as np
 
+from stackparse._dynet import product as matmul
 from stackparse.config import setting
 
 
@@ -26,7 +26,7 @@ def outer(factors: list[dy.Expression]) -> dy.Expression:
     product = factors[0]
     for factor in factors[1:]:
         size = product.dim()[0][0] * factor.dim()[0][0]
-        product = dy.reshape(product * dy.transpose(factor), (size,))    # column-major: first index fastest
+        product = dy.reshape(matmul(product, dy.transpose(factor)), (size,))    # column-major: first index fastest
     return product
 
 
@@ -35,8 +35,7 @@ def straight_through_round(x: dy.Expression) -> dy.Expression:
 
     Written as round(x) + (x - x) with the gradient blocked through round(x) and the second x, so the
     value is exactly round(x). (DyNet's own `dy.round(x, gradient_mode="straight_through_gradient")`
-    was measured to give a zero gradient on some runs and not others of one same graph.)
-    """
+    was measured to give a zero gradient on some runs and not others of one same graph.)"""
     return dy.nobackprop(dy.round(x, gradient_mode="zero_gradient")) + (x - dy.nobackprop(x))
 
 

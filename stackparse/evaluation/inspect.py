@@ -1,9 +1,8 @@
 """The step-by-step table of Joulin & Mikolov (2015), Table 3: what a trained model does on one sequence.
 
-One row per input symbol: the symbol read, the next one, the model's prediction and the probability
-it gives the true next symbol, whether that target is scored, then whatever the model reports about
-its memory (`SequenceModel.trace`: for the Stack and List RNNs each memory's most probable action and
-the value on its top or under its head; -1 is empty).
+One row per input symbol: the symbol read, the next one, the prediction, the probability of the true
+next symbol, whether it is scored, then the model's `trace` of its memory (Stack and List RNNs: each
+memory's most probable action and the value on its top or under its head; -1 is empty).
 """
 from __future__ import annotations
 

@@ -1,16 +1,11 @@
 """Evaluation of sequence models, and Joulin & Mikolov's protocol (2015, §5).
 
-A sequence is correct when every scored (deterministically predictable) symbol is predicted
-correctly. A size n counts as solved when all its test examples are correct. We report the percent
-of sizes in the test range solved and, separately, the percent among sizes never seen in training.
-
-Tasks with fixed test splits (`Task.fixed_splits`: the grammar tasks) are tested on those instead,
-every example from a fresh state: `evaluate_splits` reports each split's error, the percent of
-examples not entirely correct (for string classification, the classification error).
-
-Grefenstette et al.'s measures (2015, §4.3) come with every report: coarse accuracy, the share of
-test sequences entirely correct, and fine accuracy, the mean over sequences of the share of scored
-symbols predicted right before the first error.
+A sequence is correct when every scored (deterministically predictable) symbol is predicted correctly; a size n is
+solved when all its test examples are. We report the percent of sizes in the test range solved and, separately,
+among sizes never seen in training. Tasks with fixed test splits (grammar tasks) are tested on those, each example
+from a fresh state: `evaluate_splits` reports each split's error, the percent of examples not entirely correct.
+Grefenstette et al.'s measures (2015, §4.3) come with the sizes' report: coarse accuracy, the share of sequences
+entirely correct, and fine accuracy, the mean share of scored symbols predicted right before the first error.
 """
 from __future__ import annotations
 
@@ -33,8 +28,7 @@ class ExampleResult:
 
     @property
     def fine(self) -> float:
-        """Grefenstette et al.'s per-sequence fine accuracy: the share of scored symbols right before
-        the first error (1 for a sequence with nothing scored)."""
+        """Grefenstette et al.'s fine accuracy: the share of scored symbols right before the first error."""
         return self.prefix / self.scored if self.scored else 1.0
 
 
@@ -75,22 +69,11 @@ class SizeReport:
     train_max_n: int
     fine: dict[int, float] = field(default_factory=dict)
 
-    @property
-    def solved(self) -> dict[int, bool]:
-        return {n: a == 1.0 for n, a in self.accuracy.items()}
-
-    @property
-    def percent_solved(self) -> float:
-        return 100.0 * float(np.mean(list(self.solved.values())))
-
-    @property
-    def percent_unseen_solved(self) -> float:
-        unseen = [ok for n, ok in self.solved.items() if n > self.train_max_n]
-        return 100.0 * float(np.mean(unseen)) if unseen else float("nan")
-
     def to_dict(self) -> dict:
-        return {"percent_n_correct": self.percent_solved,
-                "percent_unseen_n_correct": self.percent_unseen_solved,
+        solved = {n: a == 1.0 for n, a in self.accuracy.items()}
+        unseen = [ok for n, ok in solved.items() if n > self.train_max_n]
+        return {"percent_n_correct": 100.0 * float(np.mean(list(solved.values()))),
+                "percent_unseen_n_correct": 100.0 * float(np.mean(unseen)) if unseen else float("nan"),
                 "train_max_n": self.train_max_n,
                 "coarse_accuracy": float(np.mean(list(self.accuracy.values()))),
                 "fine_accuracy": float(np.mean(list(self.fine.values()))) if self.fine else float("nan"),
@@ -100,9 +83,8 @@ class SizeReport:
 
 @dataclass(frozen=True)
 class SplitReport:
-    """Per test split: the percent of examples not entirely correct, and how many there were;
-    accuracy[n]: on the first split, the share of its examples of size n entirely correct (the
-    benchmark reports plot it against the length)."""
+    """Per test split: the percent of examples not entirely correct, and how many there were; accuracy[n]: on the first
+    split, the share of its examples of size n entirely correct (the benchmark reports plot it against the length)."""
     error: dict[str, float]
     examples: dict[str, int]
     accuracy: dict[int, float] = field(default_factory=dict)
@@ -121,15 +103,15 @@ def evaluate_splits(model, task: Task, splits: tuple[str, ...] | None = None) ->
         error[name] = 100.0 * float(np.mean([not r.correct for r in results]))
         count[name] = len(results)
         if not accuracy:
-            accuracy = _accuracy_by_n([e.n for e in examples], results)
+            accuracy = _mean_by_n([e.n for e in examples], [r.correct for r in results])
     return SplitReport(error, count, accuracy)
 
 
-def _accuracy_by_n(ns: list[int], results: list[ExampleResult]) -> dict[int, float]:
-    """Per size n, in increasing order, the share of its examples entirely correct."""
-    by_n: dict[int, list[bool]] = {}
-    for n, r in zip(ns, results):
-        by_n.setdefault(n, []).append(r.correct)
+def _mean_by_n(ns: list[int], values: list) -> dict[int, float]:
+    """Per size n, in increasing order, the mean of its examples' values."""
+    by_n: dict[int, list] = {}
+    for n, v in zip(ns, values):
+        by_n.setdefault(n, []).append(v)
     return {n: float(np.mean(by_n[n])) for n in sorted(by_n)}
 
 
@@ -143,8 +125,5 @@ def evaluate_sizes(model, task: Task, rng: np.random.Generator,
     samples = samples or task.protocol.test_samples
     ns = [n for n in range(max(lo, task.min_n()), hi + 1) for _ in range(samples)]
     results = score_examples(model, [task.sample(rng, n) for n in ns])
-    by_n: dict[int, list[ExampleResult]] = {}
-    for n, r in zip(ns, results):
-        by_n.setdefault(n, []).append(r)
-    return SizeReport(_accuracy_by_n(ns, results), task.protocol.train_n[1],
-                      {n: float(np.mean([r.fine for r in v])) for n, v in by_n.items()})
+    return SizeReport(_mean_by_n(ns, [r.correct for r in results]), task.protocol.train_n[1],
+                      _mean_by_n(ns, [r.fine for r in results]))

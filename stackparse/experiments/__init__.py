@@ -1,10 +1,8 @@
 """Experiments: the one driver (`run`) and the registry of experiment kinds.
 
-A kind is an experiment class registered under its `name` ("sequence", "language-model", "parser"),
-with `Settings` (its frozen settings dataclass, saved as config.json) and
-`defaults(task, model) -> Settings`; it is built from its settings, `Kind(settings)`. The benchmark
-runner looks kinds up here by name; `MODULES` says which module registers each, imported on first use,
-so that the library never imports `parsers` with an import statement.
+A kind (`Kind`: "sequence", "language-model", "parser") is built from its settings, `Kind(settings)`, and has
+`defaults(task, model) -> Settings`. The benchmark runner looks kinds up here by name; `MODULES` says which module
+registers each, imported on first use, so that the library never imports `parsers` with an import statement.
 """
 from __future__ import annotations
 
@@ -12,10 +10,10 @@ import dataclasses
 import importlib
 
 from stackparse.errors import UserError
-from stackparse.experiments.driver import Experiment, run
+from stackparse.experiments.driver import Experiment, Kind, run
 from stackparse.registry import Registry
 
-__all__ = ["Experiment", "run", "KINDS", "get_kind", "with_changes"]
+__all__ = ["Experiment", "Kind", "run", "KINDS", "get_kind", "with_changes"]
 
 KINDS = Registry("experiment kind")
 MODULES = {"sequence": "stackparse.experiments.sequence",
@@ -31,13 +29,10 @@ def get_kind(name: str):
 
 
 def with_changes(settings, changes: dict):
-    """`settings` with `changes` applied by `dataclasses.replace`, all the way down.
-
-    A change names a field of `settings` or a field of one of its nested settings: names are unique
-    across a kind's settings, as the command line's flags are, so {"lr": 0.5} changes `train.lr`. A
-    dict or a settings dataclass given for nested settings changes the fields it has (so a
-    `SequenceDataConfig` sets those of a `SequenceTraining`); any other value replaces the field.
-    """
+    """`settings` with `changes` applied by `dataclasses.replace`, all the way down. A change names a field
+    of `settings` or of nested settings (names are unique across a kind's settings, as flags: {"lr": 0.5}
+    changes `train.lr`); a dict or dataclass for nested settings changes the fields it has (a
+    `SequenceDataConfig` those of a `SequenceTraining`), any other value replaces the field."""
     for name, value in changes.items():
         path = _path(settings, name)
         if path is None:

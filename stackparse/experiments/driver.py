@@ -6,22 +6,20 @@ files (`best/` with the parameters, `run-*/checkpoint/`, `log.jsonl`) and `metri
 """
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 from typing import Protocol
 
 from stackparse.config import to_dict, write_json, write_run_config
+from stackparse.errors import UserError
 from stackparse.training.trainer import Objective, TrainConfig, Trainer
 
 
 class Experiment(Protocol):
-    """What `run` needs from a workload.
-
-    settings: a frozen settings dataclass, everything that defines the run (saved as config.json).
-    train_config: the shared trainer's settings (part of `settings`).
-    An experiment may also have `hooks(objective) -> list` of trainer hooks for each restart
-    (`stackparse.training.trainer.Hook`).
-    """
+    """What `run` needs from a workload: `settings` (a frozen settings dataclass, saved as config.json),
+    `train_config` (the shared trainer's settings, part of them), and optionally `hooks(objective) ->
+    list` of trainer hooks (`stackparse.training.trainer.Hook`) for each restart."""
     settings: object
     train_config: TrainConfig
 
@@ -32,7 +30,23 @@ class Experiment(Protocol):
         """The experiment's test protocol on a trained objective: its metrics."""
 
 
-def run(experiment: Experiment, out: Path | str, resume: bool = False, progress: bool = True) -> dict:
+class Kind:
+    """The base of the registered experiment kinds: `name`, `Settings` (the settings dataclass), built
+    from settings that are validated first; the trainer's settings are `settings.train`."""
+    name: str
+    Settings: type
+
+    def __init__(self, settings):
+        settings.validate()
+        self.settings = settings
+
+    @property
+    def train_config(self) -> TrainConfig:
+        return self.settings.train
+
+
+def run(experiment: Experiment, out: Path | str, resume: bool = False, progress: bool = True,
+        force: bool = False) -> dict:
     """Train with the shared trainer, restore the best parameters into the objective that trained
     them, and test it.
 
@@ -40,15 +54,20 @@ def run(experiment: Experiment, out: Path | str, resume: bool = False, progress:
         out: the run directory (see the module docstring).
         resume: continue an interrupted run in `out`; its settings must be the run's own.
         progress: the trainer's progress bar and a line per epoch.
+        force: replace a run already in `out` (without it, or `resume`, that is an error: nothing
+          finished is ever erased by mistake).
     Returns:
         The test's metrics with the training's (best restart and epoch, its validation metrics,
         seconds), also written to `out/metrics.json`.
     """
     out = Path(out)
+    if (out / "config.json").exists() and not resume:
+        if not force:
+            raise UserError(f"{out} holds a run already: --resume continues it, --force replaces it, "
+                            f"or give another --out")
+        _erase_run(out)
     out.mkdir(parents=True, exist_ok=True)
     write_run_config(out / "config.json", to_dict(experiment.settings), resume)
-    if not resume:
-        (out / "log.jsonl").unlink(missing_ok=True)       # the trainer appends to it: a new run starts afresh
     start = time.perf_counter()
     trainer = Trainer(experiment.train_config, experiment.build, progress, hooks=getattr(experiment, "hooks", None))
     result = trainer.fit(out, resume)
@@ -58,3 +77,11 @@ def run(experiment: Experiment, out: Path | str, resume: bool = False, progress:
                "validation": result.metrics, "train_seconds": seconds}
     write_json(out / "metrics.json", metrics)
     return metrics
+
+
+def _erase_run(out: Path) -> None:
+    """Take away what `run` and the trainer write in `out`, and nothing else."""
+    for path in [out / "best", out / "best.old", *out.glob("run-*")]:
+        shutil.rmtree(path, ignore_errors=True)
+    for name in ("config.json", "metrics.json", "log.jsonl"):
+        (out / name).unlink(missing_ok=True)

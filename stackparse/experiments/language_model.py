@@ -1,26 +1,20 @@
 """Word-level language modelling on the treebank's words (Joulin & Mikolov 2015, §5.2 and Table 4).
 
 The paper compares RNN, LSTM and Stack RNN (100 hidden units, 60 stacks, recurrent matrix on) by
-perplexity on the Penn Treebank. The PTB is not available here, so we use the words (FORM column of
-the word lines; multiword-token ranges and empty nodes are skipped) of the UD English EWT treebank in
-`../shared/corpora`, with its own train / dev / test split. Numbers are therefore not comparable to
-Table 4's, only the models among themselves.
+perplexity on the Penn Treebank. The PTB is not available here, so we use the words (FORM of the word
+lines, not multiword-token ranges nor empty nodes) of the UD English EWT treebank in
+`../shared/corpora`, with its own split: the numbers compare the models, not with Table 4's.
 
 Choices, PTB-like where the paper's data had them, and why:
-- Words are lowercased, and a word seen fewer than `min_count` times in training is <unk> (the PTB
-  of Mikolov et al. is lowercased with a 10k vocabulary; EWT is 5 times smaller, so a count cutoff
-  rather than a fixed size).
+- Words are lowercased, and a word seen fewer than `min_count` times in training is <unk> (the PTB of Mikolov et al. is
+  lowercased with a 10k vocabulary; EWT is 5 times smaller, so a count cutoff rather than a fixed size).
 - Each sentence is followed by <eos>, and the text of a split is one stream, cut into `batch_size`
   contiguous streams trained in lockstep with truncated BPTT, the state carried across cuts (the usual
   LM batching; the paper trains online). Perplexity is exp of the mean -log p over every word and
   <eos> of the split, evaluated on `eval_streams` contiguous streams, each from the initial state.
 
-The experiment kind "language-model": the shared trainer and driver; `LanguageModelObjective` says
-what a batch and the validation are, and trains by truncated BPTT over the streams.
-
-The CoNLL-U reading here is a few lines of its own, not `parsers.conllu_io`: the library never imports
-the parser wing, and the LM needs only the FORM column of word lines, not the parser's validated
-trees nor its byte-exact line bookkeeping.
+The experiment kind "language-model". The CoNLL-U reading is a few lines of its own, not
+`parsers.conllu_io`: the library never imports the parser wing, and the LM needs only the FORMs.
 """
 from __future__ import annotations
 
@@ -34,8 +28,8 @@ import numpy as np
 
 from stackparse.config import check, setting
 from stackparse.errors import UserError
-from stackparse.experiments import KINDS
-from stackparse.experiments.sequence import model_settings
+from stackparse.experiments import KINDS, Kind
+from stackparse.experiments.sequence import ModelSettings
 from stackparse.models import get_model_class
 from stackparse.models.capabilities import Scheduled
 from stackparse.sequences import Example
@@ -138,38 +132,27 @@ class LanguageModelObjective:
 
 
 @dataclass(frozen=True)
-class LanguageModelSettings:
+class LanguageModelSettings(ModelSettings):
     """Everything that defines a language-model run; saved as its config.json."""
     model: str = setting(help="model name (see `models`)")
     model_config: object = None
     train: TrainConfig = TrainConfig()
     corpus: CorpusConfig = CorpusConfig()
 
-    def __post_init__(self):
-        object.__setattr__(self, "model_config", model_settings(self.model, self.model_config))
-
-    def validate(self) -> None:
-        for part in (self.model_config, self.train, self.corpus):
-            part.validate()
-
 
 @KINDS.register
-class LanguageModel:
+class LanguageModel(Kind):
     """`model` trained on the treebank's words; dev and test perplexity."""
     name = "language-model"
     Settings = LanguageModelSettings
 
     def __init__(self, settings: LanguageModelSettings):
-        settings.validate()
-        self.settings, self.corpus = settings, TreebankCorpus(settings.corpus)
+        super().__init__(settings)
+        self.corpus = TreebankCorpus(settings.corpus)
 
     @classmethod
     def defaults(cls, task: str, model: str) -> LanguageModelSettings:
         return LanguageModelSettings(model)
-
-    @property
-    def train_config(self) -> TrainConfig:
-        return self.settings.train
 
     def build(self, seed: int) -> LanguageModelObjective:
         pc, size = dy.ParameterCollection(), len(self.corpus.symbols)

@@ -1,11 +1,10 @@
-"""The sequence experiment ("sequence"): a task, a model and the shared trainer, then the task's
-test protocol (Joulin & Mikolov's sizes n, or a grammar task's fixed splits).
-
-A task's own training defaults (`Task.default_training`, e.g. Grefenstette et al.'s for the
-transduction tasks) apply over the trainer's and the data's; the settings given apply over those.
+"""The sequence experiment ("sequence"): a task, a model and the shared trainer, then the task's test protocol (Joulin &
+Mikolov's sizes n, or a grammar task's fixed splits). A task's own training defaults (`Task.default_training`, e.g.
+Grefenstette et al.'s) apply over the trainer's and the data's; the settings given apply over those.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import numpy as np
 from stackparse.config import from_dict, load_config, setting
 from stackparse.errors import UserError
 from stackparse.evaluation.sequence import evaluate_sizes
-from stackparse.experiments import KINDS, with_changes
+from stackparse.experiments import KINDS, Kind, with_changes
 from stackparse.models import get_model_class
 from stackparse.tasks import get_task
 from stackparse.training.methods import gradient_method
@@ -25,12 +24,23 @@ from stackparse.training.sequence import SequenceObjective, SequenceTraining
 from stackparse.training.trainer import TrainConfig
 
 
-@dataclass(frozen=True)
-class SequenceSettings:
-    """Everything that defines a sequence run; saved as `config.json` beside the model and its metrics.
+class ModelSettings:
+    """A settings mixin: `model_config` becomes model `model`'s settings (its defaults if None; a dict, as
+    read from JSON, is read into it), and `validate` validates each nested settings, in field order."""
 
-    model_config: the model's own settings (see `model_settings`).
-    """
+    def __post_init__(self):
+        cls, config = get_model_class(self.model).Config, self.model_config
+        object.__setattr__(self, "model_config", config if isinstance(config, cls) else from_dict(cls, config or {}))
+
+    def validate(self) -> None:
+        for part in (getattr(self, f.name) for f in dataclasses.fields(self)):
+            if dataclasses.is_dataclass(part):
+                part.validate()
+
+
+@dataclass(frozen=True)
+class SequenceSettings(ModelSettings):
+    """Everything that defines a sequence run; saved as `config.json` beside the model and its metrics."""
     task: str = setting(help="task name (see `tasks`)")
     model: str = setting(help="model name (see `models`)")
     model_config: object = None
@@ -38,12 +48,8 @@ class SequenceSettings:
     data: SequenceTraining = SequenceTraining()
     test_n: tuple[int, int] | None = setting(None, "the test sizes lo..hi (None = the task's protocol)")
 
-    def __post_init__(self):
-        object.__setattr__(self, "model_config", model_settings(self.model, self.model_config))
-
     def validate(self) -> None:
-        for part in (self.model_config, self.train, self.data):
-            part.validate()
+        super().validate()
         task = get_task(self.task)
         if self.test_n is None:
             return
@@ -58,31 +64,20 @@ class SequenceSettings:
                             f"{task.protocol.train_n[0]}..{task.protocol.train_n[1]}")
 
 
-def model_settings(model: str, config):
-    """`config` as model `model`'s settings class: the model's defaults if None; a dict (as read from
-    JSON) is read into it."""
-    cls = get_model_class(model).Config
-    return config if isinstance(config, cls) else from_dict(cls, config or {})
-
-
 @KINDS.register
-class SequenceExperiment:
+class SequenceExperiment(Kind):
     """A model trained on a task's generated (or fixed) data, then tested by the task's protocol."""
     name = "sequence"
     Settings = SequenceSettings
 
     def __init__(self, settings: SequenceSettings):
-        settings.validate()
-        self.settings, self.task = settings, get_task(settings.task)
+        super().__init__(settings)
+        self.task = get_task(settings.task)
 
     @classmethod
     def defaults(cls, task: str, model: str) -> SequenceSettings:
         """The model's defaults, and the task's own training over the trainer's and the data's."""
         return with_changes(SequenceSettings(task, model), get_task(task).default_training)
-
-    @property
-    def train_config(self) -> TrainConfig:
-        return self.settings.train
 
     def build(self, seed: int) -> SequenceObjective:
         s, task = self.settings, self.task

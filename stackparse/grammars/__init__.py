@@ -1,17 +1,9 @@
 """Context-free languages given as pushdown automata, and their datasets (no neural models here).
 
-`pda`: the PDA text format, its parser and the runner (membership); `cfg`: the PDA's grammar, its
-derivations counted by length, and sampling; `sampling`: positives, hard negatives and the datasets
-of Mali, Ororbia & Giles's Neural State Pushdown Automata experiments. The PDAs of that paper's five
-languages ship in `pda/` (see docs/grammars.md):
-
-    palindrome   w c w^R, w in {a,b}*
-    anbn         a^n b^n, n >= 1
-    anbncbmam    a^n b^n c b^m a^m, n, m >= 1
-    anmbncm      a^(n+m) b^n c^m, n, m >= 1
-    dyck2        balanced ( ) and [ ]
-
-These names are grammar names, not task names (a task `anbn` exists already).
+`pda`: the PDA text format, its parser and the runner (membership); `cfg`: the PDA's grammar, its derivations counted by
+length, and sampling; `sampling`: positives, hard negatives and the datasets of Mali, Ororbia & Giles's Neural State
+Pushdown Automata experiments. The PDAs of that paper's five languages ship in `pda/` (palindrome, anbn, anbncbmam,
+anmbncm, dyck2: docs/grammars.md); these are grammar names, not task names (a task `anbn` exists already).
 """
 from stackparse.grammars.pda import (PDA, Transition, accepts, load_pda, parse_pda, shipped_names, shipped_pda,
                                      stack_bound)

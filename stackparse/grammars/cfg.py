@@ -1,16 +1,14 @@
 """A PDA's context-free grammar (the triple construction), its derivations counted by length, and sampling.
 
-Sampling a string of exactly n symbols from a PDA's language needs to know how many accepted strings
-of that length each choice leads to; the PDA's own configurations cannot tell (their stacks are
-unbounded), but the equivalent grammar can, by dynamic programming over lengths.
+Sampling a string of exactly n symbols needs how many accepted strings of that length each choice
+leads to: the PDA's configurations cannot tell (their stacks are unbounded), its grammar can.
 
-Construction (Hopcroft & Ullman 1979, Theorem 5.4; Sipser, Lemma 2.27). First the PDA is made to
-accept by empty stack: a bottom marker ⊥ goes under the initial stack, every accepting state may
-move by ε to a new drain state, and the drain state pops every symbol, ⊥ included. Every move is
-made to pop exactly one symbol: a move that pops nothing pops each X in turn and pushes it back.
-Then the nonterminal [p X q] derives exactly the strings w that take the PDA from state p with X on
-top to state q with that X popped, the stack below it untouched, and a move (p, a, X) -> (r, Y1..Yk)
-gives the rules
+Construction (Hopcroft & Ullman 1979, Theorem 5.4; Sipser, Lemma 2.27). First the PDA is made to accept by empty stack:
+a bottom marker ⊥ goes under the initial stack, every accepting state may move by ε to a new drain state, and the drain
+state pops every symbol, ⊥ included. Every move is made to pop exactly one symbol: a move that pops nothing pops each X
+in turn and pushes it back. Then the nonterminal [p X q] derives exactly the strings w that take the PDA from state p
+with X on top to state q with that X popped, the stack below it untouched, and a move (p, a, X) -> (r, Y1..Yk) gives the
+rules
 
     [p X q] -> a [r Y1 s1] [s1 Y2 s2] ... [s(k-1) Yk q]      for all states s1 .. s(k-1), q
     [p X r] -> a                                             when k = 0.
@@ -20,20 +18,16 @@ is a run: leftmost, its pending nonterminals are the stack. Long right-hand side
 symbols at a time, (s, Y1 Y2 .. Yk, q) -> [s Y1 t] (t, Y2 .. Yk, q), so every rule has at most two
 nonterminals; only the nonterminals reachable from the start that derive something are kept.
 
-Counting (`Counts`): for every nonterminal and every n up to a maximum, the number of derivations
-of length n (as a logarithm: Dyck(2) has about 2^1426 strings of length 960), filled by increasing n.
-A rule without terminal can hand its whole length to one of its nonterminals when the others derive
-the empty string; within one n, nonterminals are counted after those they can hand their length to.
-Such hand-overs cannot loop unless the PDA has an ε-loop (a string would then have infinitely many
-derivations); sampling refuses those PDAs with a UserError, the runner does not need to.
+Counting (`Counts`): for every nonterminal and n up to a maximum, the number of derivations of length n (as a logarithm:
+Dyck(2) has about 2^1426 strings of length 960), by increasing n. A rule without terminal can hand its whole length to
+one of its nonterminals when the others derive the empty string; within one n, nonterminals are counted after those they
+can hand their length to. Such hand-overs loop only if the PDA has an ε-loop (a string would have infinitely many
+derivations): sampling refuses those PDAs with a UserError, the runner does not need to.
 
-Sampling (`derive`): expand the start symbol top down, leftmost first, each nonterminal at its
-length, choosing a rule and a split of the length among its nonterminals with probability
-proportional to the number of derivations they complete. Every derivation of length n is then
-equally likely, so every string is as likely as its number of derivations: uniform among the strings
-of length n when each has one accepting run (a run that reads it and stops in an accepting state),
-as in the five shipped PDAs. Each step takes the length down, or hands it to a nonterminal earlier
-in the counting order, so the derivation ends.
+Sampling (`derive`): expand the start symbol top down, leftmost first, each nonterminal at its length,
+choosing a rule and a split of the length in proportion to the derivations they complete: a string is as
+likely as its derivations, uniform when each has one accepting run (the shipped PDAs). Each step takes
+the length down, or hands it to a nonterminal earlier in the counting order, so the derivation ends.
 """
 from __future__ import annotations
 
@@ -58,11 +52,8 @@ Rule = tuple[str, tuple[Nonterminal, ...]]
 
 @dataclass(frozen=True)
 class Grammar:
-    """The triple-construction grammar of a PDA (module docstring).
-
-    rules: every useful nonterminal's alternatives; start: the nonterminal of the whole language.
-    The language is empty when `start` is not in `rules`.
-    """
+    """The triple-construction grammar of a PDA (module docstring): every useful nonterminal's
+    alternatives, and `start`, the whole language's nonterminal (not in `rules`: an empty language)."""
     rules: dict[Nonterminal, tuple[Rule, ...]]
     start: Nonterminal
 
@@ -141,15 +132,9 @@ def _least(rules: dict[Nonterminal, tuple[Rule, ...]], usable) -> set[Nontermina
 
 
 def _same_length_order(grammar: Grammar, name: str) -> list[Nonterminal]:
-    """The nonterminals, each after all those it can hand its whole length to (module docstring).
-
-    A rule without terminal hands its length to one of its nonterminals when the others derive the
-    empty string. These hand-overs must not loop: a loop is an ε-loop of the PDA, which would give
-    a string infinitely many derivations.
-
-    Raises:
-      UserError: the PDA called `name` has such a loop.
-    """
+    """The nonterminals, each after all those it can hand its whole length to (module docstring): a rule
+    without terminal hands it to one of its nonterminals when the others derive the empty string. A
+    loop of hand-overs is an ε-loop of the PDA `name` (infinitely many derivations): a UserError."""
     nullable = _least(grammar.rules, lambda rule: not rule[0])
     handed = {nt: [child for terminal, children in alternatives if not terminal
                    for i, child in enumerate(children)
@@ -188,16 +173,8 @@ def _logsumexp(weights: np.ndarray) -> float:
 
 
 class Counts:
-    """How many derivations of each length up to `max_length` each nonterminal has (as logarithms).
-
-    Args:
-      grammar: the grammar.
-      max_length: the longest length asked about.
-      name: the PDA's name, for the error about ε-loops.
-
-    Raises:
-      UserError: the PDA has an ε-loop (see `_same_length_order`).
-    """
+    """How many derivations of each length up to `max_length` each nonterminal has (as logarithms); a
+    UserError naming the PDA `name` when it has an ε-loop (see `_same_length_order`)."""
 
     def __init__(self, grammar: Grammar, max_length: int, name: str = "PDA"):
         self.grammar, self.max_length = grammar, max_length
@@ -213,12 +190,9 @@ class Counts:
         return nonterminal in self.log and self.log[nonterminal][n] > -np.inf
 
     def splits(self, rule: Rule, n: int) -> tuple[int, np.ndarray]:
-        """The log-number of derivations of length n through `rule`, by the length of its first nonterminal.
-
-        Returns:
-          (i0, weights): weights[j] counts the derivations whose first nonterminal derives i0 + j
-          symbols, the second (if any) the rest. A rule without nonterminal has one entry, for i0 = 0.
-        """
+        """(i0, weights): the log-number of derivations of length n through `rule`, weights[j] of those whose
+        first nonterminal derives i0 + j symbols, the second (if any) the rest; one entry, i0 = 0, for a
+        rule without nonterminal."""
         terminal, children = rule
         m = n - len(terminal)
         if m < 0:
@@ -230,12 +204,9 @@ class Counts:
         return 0, self.log[children[0]][:m + 1] + self.log[children[1]][m::-1]
 
     def choices(self, nonterminal: Nonterminal, n: int) -> tuple[list[tuple[Rule, int]], list[int], list[float]]:
-        """The ways `nonterminal` derives length n, for drawing one (remembered: derivations revisit them).
-
-        Returns:
-          (rules, ends, cumulative): each rule with its i0 (see `splits`), where its splits end in
-          the flat list of all splits, and the running sums of that list's (unnormalised) weights.
-        """
+        """(rules, ends, cumulative): the ways `nonterminal` derives length n, for drawing one (remembered:
+        derivations revisit them): each rule with its i0 (see `splits`), where its splits end in the flat
+        list of all splits, and the running sums of that list's (unnormalised) weights."""
         key = (nonterminal, n)
         if key not in self._choices:
             found = [(rule, *self.splits(rule, n)) for rule in self.grammar.rules[nonterminal]]
@@ -247,16 +218,8 @@ class Counts:
 
 
 def derive(counts: Counts, rng: np.random.Generator, n: int) -> str:
-    """A string of length n drawn top down from the start symbol (module docstring).
-
-    Args:
-      counts: the derivation counts of the grammar, up to at least n.
-      rng: the only source of randomness.
-      n: the length; the language must have strings of that length.
-
-    Returns:
-      The string; each derivation of length n is equally likely.
-    """
+    """A string of length n (`counts` up to at least n; the language must have one) drawn top down from
+    the start symbol, each derivation of length n equally likely (module docstring)."""
     if not counts.derives(counts.grammar.start, n):
         raise ValueError(f"the language has no string of length {n}")
     out = []

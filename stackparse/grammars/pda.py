@@ -2,54 +2,24 @@
 
 The Neural State Pushdown Automaton (A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown
 Automata", 2019/2020) is trained to recognise context-free languages, each given here as a PDA file
-(`stackparse/grammars/pda/*.pda`; the format is also described in docs/grammars.md). Nothing in this
-module is neural: the PDA is the reference a network's answers are checked against.
+(`stackparse/grammars/pda/*.pda`). Nothing here is neural: the PDA is the reference a network's
+answers are checked against. A PDA is M = (Q, Σ, Γ, δ, q0, Z, F): states, input and stack alphabets,
+transitions, start state, initial stack symbol Z (optional) and accepting states.
 
-A PDA is M = (Q, Σ, Γ, δ, q0, Z, F): states Q, input alphabet Σ, stack alphabet Γ, transitions δ,
-start state q0, initial stack symbol Z (optional) and accepting states F.
+The format is in docs/grammars.md: six declarations (`states:`, `input:`, `stack:`, `start:`, `accept:`,
+optional `bottom:`) and transitions `STATE INPUT TOP -> STATE PUSH`, `-` the empty string, PUSH's first
+symbol ending on top (Hopcroft & Ullman). Acceptance is by final state only, whatever is left on the
+stack (the shipped PDAs move to an accepting state on seeing their bottom symbol). Every mistake in a
+file is a UserError `FILE:LINE: what is wrong` (a missing declaration: at the file's last line).
 
-Format
-------
-One item per line; `#` starts a comment; blank lines are ignored; tokens are separated by spaces.
-Six declarations, each at most once, anywhere in the file:
-
-    states: q0 q1 f       the states: names of letters, digits and _         (required)
-    input:  a b           the input alphabet: single characters              (required)
-    stack:  A Z           the stack alphabet: single characters              (required)
-    start:  q0            the start state                                    (required)
-    bottom: Z             the one symbol on the stack at the start           (optional: empty stack)
-    accept: f             the accepting states, one or more                  (required)
-
-and any number of transitions, `STATE INPUT TOP -> STATE PUSH`:
-
-    q0 a A -> q0 AA       in q0, reading a with A on top: pop A, push AA, stay in q0
-    q0 b A -> q1 -        in q0, reading b with A on top: pop A, go to q1
-
-`-` is the empty string: INPUT `-` reads nothing (an ε-move), TOP `-` neither looks at the stack nor
-pops, PUSH `-` pushes nothing. PUSH is a string of stack symbols whose first symbol ends on top
-(Hopcroft & Ullman's convention), so "pop A, push AA" grows the stack by one A. Symbols cannot be
-`-` or `#`; one character may be both an input and a stack symbol.
-
-Acceptance is by final state only: a string is accepted when some run reads all of it and then
-(after any ε-moves) is in an accepting state, whatever is left on the stack. Acceptance by empty
-stack is not offered: a PDA that wants it starts with a bottom symbol and moves to an accepting
-state on seeing it, which is how the shipped PDAs are written.
-
-Every mistake in a file is a UserError `FILE:LINE: what is wrong`. A missing declaration is
-reported at the file's last line (the point where it was found to be missing).
-
-Runner
-------
-`accepts` searches the configurations (state, stack) breadth first, one input position at a time,
-with the ε-moves between positions closed over a visited set, so PDAs may be nondeterministic and
-ε-loops that do not grow the stack are harmless. ε-loops that push could grow the stack forever;
-configurations whose stack is higher than `stack_bound` are dropped, which loses no accepted string
-(see `stack_bound` for why), so the search is exact and always ends. Its cost is the number of
-configurations it reaches: one per position for the shipped (deterministic) PDAs.
+The runner (`accepts`) searches the configurations (state, stack) breadth first, one input position at
+a time, ε-moves closed over a visited set, so nondeterminism and ε-loops are harmless; configurations
+higher than `stack_bound` are dropped, which loses no accepted string, so the search is exact and ends.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from importlib import resources
@@ -57,8 +27,7 @@ from pathlib import Path
 
 from stackparse.errors import UserError, unknown_name
 
-EMPTY = "-"
-"""How the format writes the empty string (no input, no stack top, nothing pushed)."""
+EMPTY = "-"             # how the format writes the empty string (no input, no stack top, nothing pushed)
 KEYWORDS = ("states", "input", "stack", "start", "bottom", "accept")
 REQUIRED = ("states", "input", "stack", "start", "accept")
 _STATE = re.compile(r"\w+")
@@ -67,11 +36,8 @@ _SHIPPED = resources.files("stackparse.grammars") / "pda"
 
 @dataclass(frozen=True)
 class Transition:
-    """One move of a PDA; the empty string "" stands for ε in `symbol`, `top` and `push`.
-
-    In `state`, reading `symbol` (nothing if "") with `top` on the stack (any stack if ""), go to
-    `target`, pop `top` and push `push`, whose first symbol ends on top.
-    """
+    """One move of a PDA: in `state`, reading `symbol` (nothing if "") with `top` on the stack (any stack
+    if ""), go to `target`, pop `top` and push `push` (first symbol on top; "" for nothing)."""
     state: str
     symbol: str
     top: str
@@ -85,10 +51,8 @@ class Transition:
 
 @dataclass(frozen=True)
 class PDA:
-    """A pushdown automaton that accepts by final state (see the module docstring).
-
-    Stacks are strings of stack symbols, the top last; `bottom` is the initial stack ("" or one symbol).
-    """
+    """A pushdown automaton that accepts by final state (module docstring). Stacks are strings of stack
+    symbols, the top last; `bottom` is the initial stack ("" or one symbol)."""
     name: str
     states: tuple[str, ...]
     input_symbols: tuple[str, ...]
@@ -110,27 +74,16 @@ class PDA:
 # ---- the runner ----------------------------------------------------------------------------------
 
 def stack_bound(pda: PDA, n: int) -> int:
-    """A stack height that suffices to accept any accepted string of length n.
+    """A stack height, (k - 1) N (n + 1), that suffices to accept any accepted string of length n: each has
+    an accepting run whose stack never grows higher, so a search may drop the configurations above it.
 
-    Every accepted string of length n has an accepting run whose stack never grows higher than this,
-    so a search may drop the configurations above it without changing its answer.
-
-    Why: the triple construction (`stackparse.grammars.cfg`) turns the PDA into a grammar with at
-    most N = (|Q| + 2)² (|Γ| + 1) nonterminals (it adds a drain state and a bottom marker) whose
-    leftmost derivations are the accepting runs, the stack being the nonterminals not yet expanded.
-    In a derivation tree of w with the fewest nodes, no nonterminal repeats on a path among the nodes
-    that derive strings of one length (cutting out the part between two of them would give a smaller
-    tree), so a path has at most N (n + 1) nonterminals, and each leaves at most k - 1 siblings
-    pending, k being the most nonterminals on a right-hand side: the longest push, counting the
-    symbol that a move popping nothing puts back, and at least 2 (the start rule).
-
-    Args:
-      pda: the automaton.
-      n: the length of the input.
-
-    Returns:
-      (k - 1) N (n + 1).
-    """
+    Why: the triple construction (`stackparse.grammars.cfg`) turns the PDA into a grammar with at most N = (|Q| + 2)²
+    (|Γ| + 1) nonterminals (it adds a drain state and a bottom marker) whose leftmost derivations are the accepting
+    runs, the stack being the nonterminals not yet expanded. In a derivation tree of w with the fewest nodes, no
+    nonterminal repeats on a path among the nodes that derive strings of one length (cutting out the part between two of
+    them would give a smaller tree), so a path has at most N (n + 1) nonterminals, and each leaves at most k - 1
+    siblings pending, k being the most nonterminals on a right-hand side: the longest push, counting the symbol that a
+    move popping nothing puts back, and at least 2 (the start rule)."""
     k = max([2] + [len(t.push) + (t.top == "") for t in pda.transitions])
     nonterminals = (len(pda.states) + 2) ** 2 * (len(pda.stack_symbols) + 1)
     return (k - 1) * nonterminals * (n + 1)
@@ -160,15 +113,8 @@ def _closure(pda: PDA, configurations: set[tuple[str, str]], bound: int) -> set[
 
 
 def accepts(pda: PDA, string: str) -> bool:
-    """Whether the PDA accepts `string` (by final state; see the module docstring).
-
-    Args:
-      pda: the automaton; may be nondeterministic and have ε-moves and ε-loops.
-      string: the input, one character per symbol (characters outside Σ are rejected).
-
-    Returns:
-      True when some run reads all of `string` and ends in an accepting state.
-    """
+    """Whether some run of `pda` reads all of `string` (one character per symbol; one outside Σ is
+    rejected) and ends in an accepting state. The PDA may be nondeterministic and have ε-loops."""
     bound = stack_bound(pda, len(string))
     layer = _closure(pda, {(pda.start, pda.bottom)}, bound)
     for symbol in string:
@@ -188,24 +134,13 @@ class _Line:
     text: str
 
 
-class _Errors:
-    """Builds the UserErrors of one file, `SOURCE:LINE: message`."""
-
-    def __init__(self, source: str):
-        self.source = source
-
-    def __call__(self, line: int, message: str) -> UserError:
-        return UserError(f"{self.source}:{line}: {message}")
+_Errors = Callable[[int, str], UserError]       # (line number, message) -> UserError `SOURCE:LINE: message`
 
 
 def _lines(text: str) -> list[_Line]:
     """The non-blank lines of `text` with comments removed, numbered from 1."""
-    found = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        content = raw.split("#", 1)[0].strip()
-        if content:
-            found.append(_Line(number, content))
-    return found
+    stripped = ((number, raw.split("#", 1)[0].strip()) for number, raw in enumerate(text.splitlines(), start=1))
+    return [_Line(number, content) for number, content in stripped if content]
 
 
 def _declarations(lines: list[_Line], error: _Errors) -> tuple[dict[str, tuple[int, list[str]]], list[_Line]]:
@@ -305,19 +240,11 @@ def _automaton(name: str, declared: dict[str, tuple[int, list[str]]], error: _Er
 
 
 def parse_pda(text: str, source: str = "<string>") -> PDA:
-    """The PDA written in `text` (format in the module docstring).
+    """The PDA written in `text` (format: docs/grammars.md), named by the stem of the file name
+    `source`; a UserError `SOURCE:LINE: what is wrong` for the first mistake found."""
+    def error(line: int, message: str) -> UserError:
+        return UserError(f"{source}:{line}: {message}")
 
-    Args:
-      text: the file's contents.
-      source: the file name, for error messages; its stem names the PDA.
-
-    Returns:
-      The PDA.
-
-    Raises:
-      UserError: `SOURCE:LINE: what is wrong`, for the first mistake found.
-    """
-    error = _Errors(source)
     lines = _lines(text)
     if not lines:
         raise error(1, "empty PDA file: no declarations and no transitions")

@@ -8,31 +8,26 @@ the symbol read, POP, or NO-OP. `realtime(pda)` rewrites a PDA in those terms:
 
 where top is the stack's top as the NSPDA stores it: an input symbol (the one whose reading pushed
 it), the bottom marker, or EMPTY. The ε-moves are folded in: before reading x, the PDA may take any
-ε-moves from q that leave the stack as it is (a^n b^n's "bs - Z -> done Z", Dyck's "check" state),
-so a move and the acceptance are computed over that ε-closure of (q, top).
+ε-moves from q that keep the stack (a^n b^n's "bs - Z -> done Z", Dyck's "check" state), so a move
+and the acceptance are computed over that ε-closure of (q, top).
 
-Not every PDA fits; `realtime` says which rule fails, in one line:
-- the PDA must be deterministic on the configurations it can be in (one move per (q, x, top));
-- every move must change the stack by at most one symbol: push one, pop one or keep it (a move
-  that pops X and pushes YX pushes Y; one that pops X and pushes X keeps the stack);
-- ε-moves must keep the stack;
-- each stack symbol other than the bottom must be pushed on one input symbol only, and each input
-  symbol must push at most one stack symbol, since the NSPDA pushes the symbol it reads.
-The five shipped PDAs fit.
+Not every PDA fits (the five shipped ones do); `realtime` says which rule fails, in one line:
+- it must be deterministic on the configurations it can be in (one move per (q, x, top));
+- every move must push one symbol, pop one or keep the stack (popping X and pushing YX pushes Y;
+  popping X and pushing X keeps it), and ε-moves must keep it;
+- each stack symbol but the bottom must be pushed on one input symbol only, and each input symbol
+  push at most one stack symbol, since the NSPDA pushes the symbol it reads.
 """
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from functools import cached_property
 
 from stackparse.errors import UserError
 from stackparse.grammars.pda import PDA, Transition
 
-EMPTY = "EMPTY"
-"""The top of an empty stack."""
-BOTTOM = "BOTTOM"
-"""The top when only the bottom marker is left."""
+EMPTY = "EMPTY"        # the top of an empty stack
+BOTTOM = "BOTTOM"      # the top when only the bottom marker is left
 
 
 class Op(enum.Enum):
@@ -50,20 +45,12 @@ class Move:
 
 @dataclass(frozen=True)
 class RealTimePDA:
-    """A PDA's real-time table (module docstring).
-
-    tops: the possible tops: the input symbols that push, BOTTOM when the PDA has one, EMPTY.
-    moves: (state, input symbol, top) -> Move, for the moves that exist.
-    accepting: the (state, top) pairs that accept.
-    """
+    """A PDA's real-time table (module docstring): the possible `tops` (the input symbols that push,
+    BOTTOM when the PDA has one, EMPTY), the `moves` that exist and the `accepting` (state, top) pairs."""
     pda: PDA
     tops: tuple[str, ...]
     moves: dict[tuple[str, str, str], Move]
     accepting: frozenset[tuple[str, str]]
-
-    @cached_property
-    def states(self) -> tuple[str, ...]:
-        return self.pda.states
 
     def run(self, string: str) -> bool:
         """Whether the table accepts `string` (equal to `accepts(pda, string)`, by construction)."""
@@ -102,14 +89,11 @@ def _pushed_by(pda: PDA) -> dict[str, str]:
 
 def _op(pda: PDA, t: Transition) -> Op:
     """The stack change of a move whose TOP matched (module docstring's second rule)."""
-    kept = t.push[1:] if t.top else t.push           # what must equal what was popped
-    if not t.top and not t.push:
-        return Op.NO_OP
-    if t.top and t.push == t.top:
+    if t.push == t.top:                              # nothing popped nor pushed, or the top put back
         return Op.NO_OP
     if t.top and not t.push:
         return Op.POP
-    if (t.top and len(t.push) == 2 and kept == t.top) or (not t.top and len(t.push) == 1):
+    if len(t.push) == len(t.top) + 1 and t.push.endswith(t.top):     # one symbol pushed over what was popped
         return Op.PUSH
     raise _unfit(pda, f"the move '{t}' changes the stack by more than one symbol")
 

@@ -2,33 +2,18 @@
 
 A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020) train string
 classifiers on about 2,000 positive and 2,000 negative strings of lengths 1..21 and test them on
-strings up to length 60 and on long strings of lengths 480 and 960.
-
-Positives. `Sampler.positive(rng, n)` draws a string of exactly n symbols, uniformly among the
-language's strings of that length (for the shipped PDAs; in general in proportion to its accepting
-runs), by counting the derivations of the PDA's grammar (`stackparse.grammars.cfg`). It needs no
-rejection and always ends.
-
-Hard negatives. A near miss is one edit of a positive (`Edit`): one symbol changed to another input
-symbol, one inserted, or one deleted; edits are tried in a random order and the first that the runner
-rejects is kept, so it is uniform among the rejected edits of that positive. A positive whose every
-edit of the kind is accepted is replaced by another, up to `ATTEMPTS` of them (a language such as
-Σ* has no near misses at all: then a UserError).
-
-Datasets (`Split`, `dataset`, `datasets`). Each positive's length is drawn uniformly among the
-lengths of the split's range that the language has strings of: a^n b^n gets only the even lengths
-2..20 of 1..21, palindromes only the odd ones, and a range with none (480..480 for an odd-length
-language) is a UserError. Each negative's length is drawn the same way, and the negative is made
-from a positive of that length (a change), one shorter (an insertion) or one longer (a deletion),
-the kind drawn uniformly among those possible. So the length of a string never gives its label
-away; since each of the five languages has strings of one parity only, their negatives are all
-changes (an insertion or deletion would be recognisable by its parity alone). Strings are drawn with
-replacement: a^n b^n has only 10 strings in 1..21, which its 2,000 positives repeat.
-
-`PAPER_SPLITS` sizes the splits. The paper does not give the test sets' sizes nor whether odd-length
-languages were tested at 480 or 481; here: 1,000 + 1,000 test strings of lengths 1..60, and 100 + 100
-long strings in each of 480..481 and 960..961 (exactly 480 or 960 for the even-length languages,
-481 or 961 for palindromes and a^n b^n c b^m a^m).
+strings up to length 60 and on long strings of lengths 480 and 960. docs/grammars.md has the details:
+- Positives (`Sampler.positive`): exactly n symbols, uniform among the language's strings of that length
+  (in general in proportion to their accepting runs), by counting the derivations of the PDA's grammar
+  (`stackparse.grammars.cfg`): no rejection.
+- Hard negatives (`near_miss`): one `Edit` of a positive, the first the runner rejects in a random order
+  of the edits; a positive whose every edit is accepted is replaced, up to `ATTEMPTS` times.
+- Datasets: lengths uniform among those of the split's range the language has strings of; a negative of
+  length n comes from a positive of length n, n - 1 or n + 1 (a change, an insertion or a deletion), so a
+  string's length never gives its label away. Strings are drawn with replacement.
+- `PAPER_SPLITS`: the paper gives neither the test sets' sizes nor whether odd-length languages were
+  tested at 480 or 481; here 1,000 + 1,000 test strings of lengths 1..60, and 100 + 100 long strings in
+  each of 480..481 and 960..961 (so every language has one length in each).
 """
 from __future__ import annotations
 
@@ -41,12 +26,8 @@ from stackparse.errors import UserError
 from stackparse.grammars.cfg import Counts, derive, grammar
 from stackparse.grammars.pda import PDA, accepts
 
-ATTEMPTS = 100
-"""How many positives a hard negative may be tried from before giving up."""
-
-Labelled = tuple[str, bool]
-"""A string and whether it is in the language (not a `stackparse.tasks.Example`: a task wrapping a
-dataset encodes these)."""
+ATTEMPTS = 100                  # how many positives a hard negative may be tried from before giving up
+Labelled = tuple[str, bool]     # a string and whether it is in the language (a grammar task encodes these)
 
 
 class Edit(enum.Enum):
@@ -71,17 +52,8 @@ class Edit(enum.Enum):
 
 
 def near_miss(pda: PDA, rng: np.random.Generator, positive: str, edit: Edit) -> str | None:
-    """A random edit of `positive` that `pda` rejects.
-
-    Args:
-      pda: the automaton.
-      rng: the only source of randomness.
-      positive: the string to edit (in the language, for a near miss).
-      edit: which kind of edit.
-
-    Returns:
-      The edited string, uniform among the edits the PDA rejects; None when it accepts them all.
-    """
+    """An `edit` of `positive` (in the language, for a near miss) that `pda` rejects, uniform among those
+    edits; None when it accepts them all."""
     for index in rng.permutation(edit.count(len(positive), len(pda.input_symbols))):
         candidate = edit.apply(positive, pda.input_symbols, int(index))
         if not accepts(pda, candidate):
@@ -90,15 +62,8 @@ def near_miss(pda: PDA, rng: np.random.Generator, positive: str, edit: Edit) -> 
 
 
 class Sampler:
-    """Positives and hard negatives of one PDA's language, of lengths up to `max_length`.
-
-    Args:
-      pda: the automaton.
-      max_length: the longest string asked for (negatives of that length need positives one longer).
-
-    Raises:
-      UserError: the PDA has an ε-loop, which sampling does not handle (`stackparse.grammars.cfg`).
-    """
+    """Positives and hard negatives of one PDA's language, of lengths up to `max_length` (negatives of
+    that length need positives one longer); a UserError for a PDA with an ε-loop (`grammars.cfg`)."""
 
     def __init__(self, pda: PDA, max_length: int):
         self.pda = pda
@@ -117,13 +82,9 @@ class Sampler:
         return derive(self.counts, rng, n)
 
     def negative(self, rng: np.random.Generator, n: int) -> str:
-        """A near miss of length n: one edit of a positive, rejected by the PDA (module docstring).
-
-        Raises:
-          UserError: no string of the language is one edit away in length (say n = 0 when the
-            language has the empty string and no string of length 1), or no near miss was found
-            in `ATTEMPTS` positives (say, in Σ*).
-        """
+        """A near miss of length n: one edit of a positive, rejected by the PDA (module docstring). A
+        UserError when no string of the language is one edit away in length (say n = 0 when it has the
+        empty string and no string of length 1), or no near miss is found in `ATTEMPTS` positives (Σ*)."""
         symbols = len(self.pda.input_symbols)
         edits = [edit for edit in Edit if self.has_strings(n - edit.value) and edit.count(n - edit.value, symbols)]
         for _ in range(ATTEMPTS if edits else 0):
@@ -154,19 +115,8 @@ PAPER_SPLITS = {
 
 
 def dataset(pda: PDA, split: Split, rng: np.random.Generator) -> list[Labelled]:
-    """Positive and hard negative strings of `pda`'s language, shuffled (module docstring).
-
-    Args:
-      pda: the automaton.
-      split: how many strings of which lengths.
-      rng: the only source of randomness.
-
-    Returns:
-      (string, label) pairs: `split.positives` True ones and `split.negatives` False ones.
-
-    Raises:
-      UserError: the language has no strings of lengths in the split's range.
-    """
+    """`split.positives` positive and `split.negatives` hard negative strings of `pda`'s language, as shuffled (string,
+    label) pairs (module docstring); a UserError when the language has no strings of lengths in the split's range."""
     lo, hi = split.lengths
     sampler = Sampler(pda, hi)
     lengths = sampler.lengths(lo, hi)
@@ -182,28 +132,12 @@ def dataset(pda: PDA, split: Split, rng: np.random.Generator) -> list[Labelled]:
 
 
 def datasets(pda: PDA, seed: int, splits: dict[str, Split] = PAPER_SPLITS) -> dict[str, list[Labelled]]:
-    """Every split of `splits` for `pda`, each from its own generator derived from `seed`.
-
-    Args:
-      pda: the automaton.
-      seed: fixes every split; split i uses the i-th child of `np.random.SeedSequence(seed)`, so it
-        does not change when other splits are resized.
-      splits: the splits by name.
-
-    Returns:
-      The examples of each split, by name.
-    """
+    """Every split of `splits` for `pda`, by name: split i is drawn with the i-th child of
+    `np.random.SeedSequence(seed)`, so it does not change when other splits are resized."""
     return {name: split_of(pda, seed, name, splits) for name in splits}
 
 
 def split_of(pda: PDA, seed: int, name: str, splits: dict[str, Split] = PAPER_SPLITS) -> list[Labelled]:
-    """The split `name` of `datasets(pda, seed, splits)`, without building the others.
-
-    Args:
-      pda, seed, splits: as for `datasets`.
-      name: one of `splits`.
-    Returns:
-      The same examples `datasets` gives for that split.
-    """
+    """The split `name` of `datasets(pda, seed, splits)` (the same examples), without building the others."""
     child = np.random.SeedSequence(seed).spawn(len(splits))[list(splits).index(name)]
     return dataset(pda, splits[name], np.random.default_rng(child))

@@ -1,14 +1,13 @@
 """The discrete ("digital") stack of the Neural State Pushdown Automaton, as a value.
 
-A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020), §3: unlike the
-analog stack of the NNPDA (Sun et al. 1993/1998), whose push and pop move continuous amounts of
-symbols, the NSPDA's stack holds whole symbols, and its action neuron, quantized to three levels,
-pushes one, pops one or leaves the stack as it is.
+A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020), §3: unlike the NNPDA's
+analog stack (Sun et al. 1993/1998), which moves continuous amounts of symbols, it holds whole symbols, and the
+action neuron, quantized to three levels, pushes one, pops one or leaves the stack.
 
-A `DiscreteStack` holds one stack per sequence of a DyNet batch: a tuple of tuples of symbol ids, the
-top last. It never changes; `next` returns the stack after one action per sequence (`update` is the
-pure function underneath). Nothing here is differentiable: the model makes the read differentiable
-in the action (eq. 6, `stackparse.models.nspda`) from the three candidate tops `candidates` gives.
+A `DiscreteStack` holds one stack per sequence of a DyNet batch, a tuple of tuples of symbol ids, top last. It
+never changes; `next` returns the stack after one action per sequence (`update`, the pure function). Nothing here
+is differentiable: the model makes the read differentiable in the action (eq. 6, `stackparse.models.nspda`) from
+the three candidate tops `candidates` gives.
 """
 from __future__ import annotations
 
@@ -28,16 +27,8 @@ class Action(enum.IntEnum):
 
 
 def update(stack: tuple[int, ...], action: Action, symbol: int) -> tuple[int, ...]:
-    """One stack after one action: PUSH `symbol`, POP the top (nothing happens to an empty stack,
-    which is what a PDA without a move for it would reject: the model must learn not to), NO-OP.
-
-    Args:
-      stack: the symbols, the top last.
-      action: what to do.
-      symbol: what PUSH pushes (ignored otherwise).
-    Returns:
-      The new stack.
-    """
+    """One stack (the top last) after one action: PUSH `symbol`, POP the top (nothing happens to an empty stack, which
+    is what a PDA without a move for it would reject: the model must learn not to), NO-OP."""
     if action is Action.PUSH:
         return stack + (symbol,)
     if action is Action.POP:
@@ -60,8 +51,7 @@ class Signals(NamedTuple):
 class DiscreteStack:
     """A batch of discrete stacks (see the module docstring).
 
-    stacks: one tuple of symbol ids per sequence, the top last.
-    """
+    stacks: one tuple of symbol ids per sequence, the top last."""
     stacks: tuple[tuple[int, ...], ...]
 
     @classmethod

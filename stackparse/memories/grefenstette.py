@@ -10,27 +10,25 @@ Stack (positions 1..t, t the top; u_t the pop signal, d_t the push signal, v_t t
     s_t[i] = max(0, s_{t-1}[i] - max(0, u_t - sum_{j=i+1}^{t-1} s_{t-1}[j]))   (i < t)
     s_t[t] = d_t                                                                              (2)
     r_t    = sum_i min(s_t[i], max(0, 1 - sum_{j=i+1}^{t} s_t[j])) V_t[i]                     (3)
-Queue: the same, but pop (eq. 4) and read (eq. 5) start from the front (position 1): their sums run
-over j = 1..i-1. DeQue (eq. 6-11): values enter at both ends, V_t = [v_bot; V_{t-1}; v_top]; a pop
-from the top (eq. 7, sums above i) is followed by a pop from the bottom (eq. 8, sums below i), then
-s_t = [d_bot; s_both; d_top] (eq. 9); the top read (eq. 10) sums above i, the bottom read (eq. 11)
-below i.
+Queue: the same, but pop (eq. 4) and read (eq. 5) start from the front (position 1): their sums run over j = 1..i-1.
+DeQue (eq. 6-11): values enter at both ends, V_t = [v_bot; V_{t-1}; v_top]; a pop from the top (eq. 7, sums above i) is
+followed by a pop from the bottom (eq. 8, sums below i), then s_t = [d_bot; s_both; d_top] (eq. 9); the top read (eq.
+10) sums above i, the bottom read (eq. 11) below i.
 
 Layout, for a DyNet batch of B sequences and values of m dimensions:
     values: (m, n) x B, column i the paper's row V[i], the bottom (oldest, queue front) first;
     strengths: (n,) x B, in the same order; n = t for the stack and queue, 2t for the deque.
-The "strength above (below) me" sums are tensor ops: an exclusive cumulative sum (dy.cumsum minus
-the element) for sums below, and the same on the rows reversed (dy.select_rows, exact) for sums
-above, so no Python loop ever runs over positions, and no sum is a difference of large totals.
-min(a, b) is written a - relu(a - b) and max(0, x) is relu(x): where the arguments tie, the gradient
-goes to the left argument, the paper's convention (footnote 1); DyNet's relu has gradient 0 at 0.
+The "strength above (below) me" sums are an exclusive cumulative sum (dy.cumsum minus the element), for sums above
+on the rows reversed (dy.select_rows, exact): no Python loop over positions, no difference of large totals.
+min(a, b) is a - relu(a - b), max(0, x) is relu(x): at a tie the gradient goes to the left argument, the paper's
+convention (footnote 1); DyNet's relu has gradient 0 at 0.
 
 Choices the paper leaves open, and why:
-- The empty memory (t = 0) has no rows (DyNet has no empty tensors, so `values` is None) and reads
-  the zero vector, r_0 = 0 as in §3.4; the first update creates the first row(s).
-- Eq. 7 writes the upper bound of its sum as 2(t-1)-1 and its range as i < 2(t-1), which would leave
-  the last old position out of the top pop; we read both as covering all 2(t-1) old positions, the
-  only reading under which a DeQue popped only from the top behaves as a neural stack (tested).
+- The empty memory (t = 0) has no rows (DyNet has no empty tensors: `values` is None) and reads r_0 = 0 (§3.4);
+  the first update creates the first row(s).
+- Eq. 7 writes its sum's upper bound as 2(t-1)-1 and its range as i < 2(t-1), leaving the last old position out
+  of the top pop; we read both as covering all 2(t-1) old positions, the only reading under which a DeQue popped
+  only from the top behaves as a neural stack (tested).
 """
 from __future__ import annotations
 
@@ -39,12 +37,13 @@ from typing import ClassVar, NamedTuple, Sequence
 
 import dynet as dy
 
+from stackparse._dynet import product as matmul
+
 
 class Signals(NamedTuple):
     """What a controller sends to one end of a memory at one step.
 
-    push: d_t, (1,) x B in (0, 1). pop: u_t, (1,) x B in (0, 1). value: v_t, (m,) x B.
-    """
+    push: d_t, (1,) x B in (0, 1). pop: u_t, (1,) x B in (0, 1). value: v_t, (m,) x B."""
     push: dy.Expression
     pop: dy.Expression
     value: dy.Expression
@@ -72,21 +71,14 @@ def strength_above(s: dy.Expression) -> dy.Expression:
 def _spread(x: dy.Expression, n: int) -> dy.Expression:
     """A (1,) x B scalar repeated over n positions: (n,) x B (a product by ones: DyNet's broadcasting
     element-wise operations are much slower)."""
-    return dy.constant((n, 1), 1.0) * x
+    return matmul(dy.constant((n, 1), 1.0), x)
 
 
 def pop(s: dy.Expression, amount: dy.Expression, from_top: bool) -> dy.Expression:
-    """Remove `amount` of strength from one end, eq. 2 (top) or 4 (front/bottom), the first case.
+    """Remove `amount` u_t, (1,) x B, of strength from the top (last position) or the bottom (first) of
+    s, (n,) x B, the bottom first: eq. 2 (top) or 4 (front/bottom), the first case. (n,) x B.
 
-    s_new[i] = max(0, s[i] - max(0, u - (strength beyond i towards that end))).
-
-    Args:
-      s: (n,) x B strengths, the bottom first.
-      amount: u_t, (1,) x B.
-      from_top: pop the top (last position) rather than the bottom (first).
-    Returns:
-      (n,) x B.
-    """
+    s_new[i] = max(0, s[i] - max(0, u - (strength beyond i towards that end)))."""
     beyond = strength_above(s) if from_top else strength_below(s)
     return dy.rectify(s - dy.rectify(_spread(amount, _rows(s)) - beyond))
 
@@ -100,7 +92,7 @@ def read_weights(s: dy.Expression, from_top: bool) -> dy.Expression:
 
 def read(values: dy.Expression, s: dy.Expression, from_top: bool) -> dy.Expression:
     """r_t = sum_i weight[i] V_t[i] (eq. 3, 5, 10, 11): (m,) x B."""
-    return values * read_weights(s, from_top)
+    return matmul(values, read_weights(s, from_top))
 
 
 def _append(values, strengths, signals: Signals, at_top: bool):
@@ -113,14 +105,8 @@ def _append(values, strengths, signals: Signals, at_top: bool):
 
 
 def stack_update(values, strengths, signals: Signals):
-    """One step of a neural stack, eq. 1-2: pop from the top, then push on the top.
-
-    Args:
-      values: (m, t-1) x B or None (empty). strengths: (t-1,) x B or None.
-      signals: d_t, u_t, v_t.
-    Returns:
-      (values, strengths): (m, t) x B and (t,) x B.
-    """
+    """One step of a neural stack, eq. 1-2: pop from the top, then push on the top. values (m, t-1) x B
+    and strengths (t-1,) x B (None: empty) become (m, t) x B and (t,) x B."""
     if strengths is not None:
         strengths = pop(strengths, signals.pop, from_top=True)
     return _append(values, strengths, signals, at_top=True)
@@ -128,7 +114,6 @@ def stack_update(values, strengths, signals: Signals):
 
 def queue_update(values, strengths, signals: Signals):
     """One step of a neural queue, eq. 1 and 4: pop from the front (position 1), push at the back.
-
     Shapes as `stack_update`."""
     if strengths is not None:
         strengths = pop(strengths, signals.pop, from_top=False)
@@ -136,14 +121,8 @@ def queue_update(values, strengths, signals: Signals):
 
 
 def deque_update(values, strengths, top: Signals, bottom: Signals):
-    """One step of a neural deque, eq. 6-9: pop the top, then the bottom, then push at both ends.
-
-    Args:
-      values: (m, 2(t-1)) x B or None. strengths: (2(t-1),) x B or None.
-      top, bottom: the signals of each end.
-    Returns:
-      (values, strengths): (m, 2t) x B and (2t,) x B, the bottom end first.
-    """
+    """One step of a neural deque, eq. 6-9: pop the top, then the bottom, then push at both ends. values (m, 2(t-1)) x B
+    and strengths (2(t-1),) x B (None: empty) become (m, 2t) x B and (2t,) x B, the bottom end first."""
     if strengths is not None:
         strengths = pop(pop(strengths, top.pop, from_top=True), bottom.pop, from_top=False)
     values, strengths = _append(values, strengths, bottom, at_top=False)
@@ -155,8 +134,7 @@ class _Memory:
     """A memory as an immutable value: `next(signals)`, one Signals per end, returns a new one,
     `read()` its read vectors.
 
-    values: (m, n) x B, None while empty; strengths: (n,) x B, None while empty; size: m.
-    """
+    values: (m, n) x B, None while empty; strengths: (n,) x B, None while empty; size: m."""
     values: dy.Expression | None
     strengths: dy.Expression | None
     size: int

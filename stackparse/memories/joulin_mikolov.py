@@ -1,11 +1,10 @@
 """The continuous stack and doubly-linked list of Joulin & Mikolov (2015, §4.2), as values.
 
 A. Joulin and T. Mikolov, "Inferring Algorithmic Patterns with Stack-Augmented Recurrent Nets",
-NeurIPS 2015. Each memory holds S independent structures (the paper's several stacks or lists)
-for every sequence of a DyNet batch, as one (rows, S) x batch matrix; one update of all of them is
-a handful of slices, concatenations and broadcast products, with no Python loop over positions,
-structures or batch elements. The update is a pure function of (content, action probabilities,
-written value); `StackMemory` and `ListMemory` wrap it as immutable values (`next`, `read`).
+NeurIPS 2015. Each memory holds S independent structures (the paper's several stacks or lists) per sequence of a
+DyNet batch, as one (rows, S) x batch matrix, updated by a few slices and broadcast products (no Python loop). The
+update is a pure function of (content, action probabilities, written value); `StackMemory` and `ListMemory` wrap
+it as immutable values (`next`, `read`).
 
 Stack (eq. 4-5, position 0 the top; a_t is the (2 or 3, S) matrix of action probabilities):
     s_t[0] = a_t[PUSH] v_t + a_t[POP] s_{t-1}[1] (+ a_t[NO-OP] s_{t-1}[0])                 (4)
@@ -17,17 +16,15 @@ around a head position H:
     L_t[i>H] = a[RIGHT] L[i+1] + a[LEFT] L[i-1] + a[INSERT] L[i]   (+ a[NO-OP] L[i])
 
 Choices the paper leaves open, and why:
-- Capacity. Positions never written read EMPTY (-1, the paper's empty-stack value). An update can
-  move content one position further from the top (head) at most, so each update grows the matrix
-  by one EMPTY row (the list: one at each end) and nothing ever falls off, however long the
-  sequence. `restore`, which models use when a state is carried across a truncated-BPTT cut, drops
-  the rows that hold EMPTY again (within `TRIM_TOLERANCE`), so depth follows the content, not the
-  time. An optional capacity also drops what lies deeper than it at those cuts (the reference code's
-  stacks hold 200 values): for very long streams, such as a language model's, where a controller
-  that keeps pushing would otherwise grow the stacks, and the cost of a step, without bound.
-- The list's read. The paper says what the list does, not what the network reads from it. We
-  read the k positions ending at the head, H-k+1..H: INSERT moves older values to the left of the
-  head, so with INSERT and LEFT the list is a stack and this read is the stack's top-k read.
+- Capacity. Positions never written read EMPTY (-1, the paper's empty-stack value). An update moves content one
+  position further from the top (head) at most, so each grows the matrix by one EMPTY row (the list: one at each
+  end) and nothing falls off. `restore` (a state carried across a truncated-BPTT cut) drops the rows holding EMPTY
+  again (within `TRIM_TOLERANCE`), so depth follows the content, not the time. An optional capacity also drops what
+  lies deeper at those cuts (the reference code's stacks hold 200 values): for very long streams (a language
+  model's), where a controller that keeps pushing would grow the stacks, and the cost of a step, without bound.
+- The list's read. The paper says what the list does, not what the network reads. We read the k positions ending
+  at the head, H-k+1..H: INSERT moves older values left of the head, so with INSERT and LEFT the list is a stack
+  and this read is the stack's top-k read.
 """
 from __future__ import annotations
 
@@ -36,6 +33,8 @@ from typing import ClassVar, NamedTuple
 
 import dynet as dy
 import numpy as np
+
+from stackparse._dynet import product as matmul
 
 EMPTY = -1.0
 """The value of a position that holds nothing (the paper's empty stack reads -1)."""
@@ -52,8 +51,7 @@ class Signals(NamedTuple):
     """What the controller sends every stack (list) at one step.
 
     actions: a_t, (n_actions, S) x B, each column a distribution over the memory's `actions`.
-    values: (1, S) x B, what each stack pushes (list inserts): sigma(D h_t).
-    """
+    values: (1, S) x B, what each stack pushes (list inserts): sigma(D h_t)."""
     actions: dy.Expression
     values: dy.Expression
 
@@ -78,19 +76,15 @@ def _mix(actions: dy.Expression, candidates: list[dy.Expression]) -> dy.Expressi
     by a product with a column of ones, then multiplied element-wise (DyNet's broadcasting cmult
     is ten times slower than the two together)."""
     ones = dy.constant((_rows(candidates[0]), 1), 1.0)
-    return dy.esum([dy.cmult(ones * _slice(actions, j, j + 1), c) for j, c in enumerate(candidates)])
+    return dy.esum([dy.cmult(matmul(ones, _slice(actions, j, j + 1)), c) for j, c in enumerate(candidates)])
 
 
 def stack_update(content: dy.Expression, actions: dy.Expression, pushed: dy.Expression) -> dy.Expression:
     """One step of S continuous stacks, eq. 4-5 (and NO-OP when `actions` has a third row).
 
-    Args:
-      content: (p, S) x B, row 0 the tops; rows below p are EMPTY.
-      actions: (2 or 3, S) x B, per-stack probabilities of PUSH, POP (, NO-OP); columns sum to 1.
-      pushed: (1, S) x B, the value each stack pushes (sigma(D h_t)).
-    Returns:
-      (p + 1, S) x B: the new content, one row deeper so that a push loses nothing.
-    """
+    content: (p, S) x B, row 0 the tops; rows below p are EMPTY. actions: (2 or 3, S) x B, per-stack
+    probabilities of PUSH, POP (, NO-OP). pushed: (1, S) x B, sigma(D h_t). Returns the new content,
+    (p + 1, S) x B: one row deeper so that a push loses nothing."""
     stacks = content.dim()[0][1]
     grown = dy.concatenate([content, _empty_rows(1, stacks)])                    # (p+1, S): s[i]
     push = dy.concatenate([pushed, content])                                      # s[i-1], v on top
@@ -102,14 +96,9 @@ def list_update(content: dy.Expression, head: int, actions: dy.Expression,
                 written: dy.Expression) -> tuple[dy.Expression, int]:
     """One step of S continuous doubly-linked lists (§4.2), NO-OP when `actions` has a 4th row.
 
-    Args:
-      content: (n, S) x B, the head at row `head`; rows beyond both ends are EMPTY.
-      head: the head's row, 0 <= head < n.
-      actions: (3 or 4, S) x B, per-list probabilities of INSERT, LEFT, RIGHT (, NO-OP).
-      written: (1, S) x B, the value each list inserts (sigma(D h_t)).
-    Returns:
-      ((n + 2, S) x B, head + 1): the new content, one EMPTY row longer at each end, and its head.
-    """
+    content: (n, S) x B, the head at row `head`; rows beyond both ends are EMPTY. actions: (3 or 4, S)
+    x B, per-list probabilities of INSERT, LEFT, RIGHT (, NO-OP). written: (1, S) x B, sigma(D h_t).
+    Returns ((n + 2, S) x B, head + 1): the content, one EMPTY row longer at each end, and its head."""
     lists = content.dim()[0][1]
     empty = _empty_rows(1, lists)
     grown = dy.concatenate([empty, content, empty])                               # (n+2, S)
@@ -129,14 +118,25 @@ def _empty_run(values: np.ndarray, from_end: bool) -> int:
 
 
 @dataclass(frozen=True)
-class StackMemory:
-    """S continuous stacks per sequence: an immutable value; `next` returns a new one.
-
-    content: (p, S) x B, row 0 the tops, p >= k always so the top-k read needs no padding.
-    """
+class _ContentMemory:
+    """S structures per sequence as one content matrix, (rows, S) x B: an immutable value."""
     content: dy.Expression
     k: int
 
+    @property
+    def batch_size(self) -> int:
+        """B (1 for the empty memory, which broadcasts over any batch)."""
+        return self.content.dim()[1]
+
+    def tensors(self) -> list[dy.Expression]:
+        return [self.content]
+
+
+@dataclass(frozen=True)
+class StackMemory(_ContentMemory):
+    """S continuous stacks per sequence; `next` returns a new value.
+
+    content: (p, S) x B, row 0 the tops, p >= k always so the top-k read needs no padding."""
     actions: ClassVar[tuple[str, ...]] = STACK_ACTIONS
     """The rows of the action matrix `next` takes (NO-OP, the last, is optional)."""
 
@@ -144,11 +144,6 @@ class StackMemory:
     def empty(stacks: int, k: int) -> "StackMemory":
         """S empty stacks (unbatched: broadcast over the batch on the first update)."""
         return StackMemory(_empty_rows(k, stacks), k)
-
-    @property
-    def batch_size(self) -> int:
-        """B (1 for the empty memory, which broadcasts over any batch)."""
-        return self.content.dim()[1]
 
     def next(self, signals: Signals) -> "StackMemory":
         """The stacks after one step (eq. 4-5); see `stack_update`."""
@@ -162,9 +157,6 @@ class StackMemory:
         """(1, S) x B."""
         return _slice(self.content, 0, 1)
 
-    def tensors(self) -> list[dy.Expression]:
-        return [self.content]
-
     @staticmethod
     def restore(tensors: list[dy.Expression], k: int, capacity: int = 0) -> "StackMemory":
         """The memory saved by `tensors`, its EMPTY bottom rows dropped (keeping k), and with a
@@ -175,16 +167,11 @@ class StackMemory:
 
 
 @dataclass(frozen=True)
-class ListMemory:
+class ListMemory(_ContentMemory):
     """S continuous doubly-linked lists per sequence, an immutable value.
 
-    content: (2r + 1, S) x B with the head in the middle row r: every update grows both ends by one
-    and `restore` trims both ends alike, so the head's row follows from the shape. r >= k - 1, so
-    the read needs no padding.
-    """
-    content: dy.Expression
-    k: int
-
+    content: (2r + 1, S) x B with the head in the middle row r: every update grows both ends by one and `restore` trims
+    both ends alike, so the head's row follows from the shape. r >= k - 1, so the read needs no padding."""
     actions: ClassVar[tuple[str, ...]] = LIST_ACTIONS
     """The rows of the action matrix `next` takes (NO-OP, the last, is optional)."""
 
@@ -195,11 +182,6 @@ class ListMemory:
     @staticmethod
     def empty(lists: int, k: int) -> "ListMemory":
         return ListMemory(_empty_rows(2 * k - 1, lists), k)
-
-    @property
-    def batch_size(self) -> int:
-        """B (1 for the empty memory, which broadcasts over any batch)."""
-        return self.content.dim()[1]
 
     def next(self, signals: Signals) -> "ListMemory":
         """The lists after one step; see `list_update`."""
@@ -212,9 +194,6 @@ class ListMemory:
     def top(self) -> dy.Expression:
         """The value under the head: (1, S) x B."""
         return _slice(self.content, self.head, self.head + 1)
-
-    def tensors(self) -> list[dy.Expression]:
-        return [self.content]
 
     @staticmethod
     def restore(tensors: list[dy.Expression], k: int, capacity: int = 0) -> "ListMemory":

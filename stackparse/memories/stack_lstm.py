@@ -1,13 +1,9 @@
 """The persistent (immutable) stack-LSTM of Dyer et al. (2015), Goldberg's primer §10.5.
 
-A stack is a value. `push(x)` returns a new stack whose encoding is one more LSTM step from the
-encoding of the stack below it, in O(1); `pop()` returns that stack below, the very object that was
-pushed onto. No version is ever changed, so old versions stay valid and may be pushed again: the
-stacks form a tree, and so does the computation graph (the primer's figures 12-13). A gradient from
-the top of any stack flows back through every element on it, and only those.
-
-Each version also carries a payload (e.g. the index of a token), so a parser's stack of word
-indices and its neural encoding are one object, never two lists kept in step by hand.
+A stack is a value: `push(x)` returns a new one, its encoding one LSTM step from the one below, in O(1); `pop()`
+returns the very object pushed onto. Old versions stay valid and may be pushed again: the stacks, and the graph,
+form a tree (the primer's figures 12-13); a gradient from a top flows through every element on it, and only those.
+Each version carries a payload (e.g. a token index): a parser's stack of indices and its encoding are one object.
 
 DyNet builder idiom:
     pc = dy.ParameterCollection()

@@ -1,14 +1,12 @@
 """The one interface every sequence model implements, baselines and memory-augmented models alike.
 
-A model reads one input symbol per step (a minibatch of sequences is one DyNet batch) and emits
-scores over the output alphabet. It knows alphabet sizes and its own settings, never the task.
-State is opaque to callers except through `state_tensors`, which is what truncated BPTT carries from
-one computation graph to the next.
+A model reads one input symbol per step (a minibatch is one DyNet batch) and emits scores over the output alphabet.
+It knows alphabet sizes and its own settings, never the task. State is opaque except through `state_tensors`,
+what truncated BPTT carries from one graph to the next.
 
-A memory-augmented model is generic (`EncoderModel`): an input embedding (one-hot, or learned), the
-architecture's encoder (`stackparse.encoders`, its one implementation) and the output layer V h + c.
-Its settings are the encoder's options (`model_settings`) and the model's own (`ModelConfig`'s).
-What a model supports beyond this interface it declares through `stackparse.models.capabilities`.
+A memory-augmented model is generic (`EncoderModel`): an input embedding, the architecture's encoder and the output
+layer V h + c; its settings are the encoder's options (`model_settings`) and `ModelConfig`'s. What a model supports
+beyond this interface it declares through `stackparse.models.capabilities`.
 """
 from __future__ import annotations
 
@@ -45,17 +43,10 @@ class EmbeddingConfig(ModelConfig):
 
 def model_settings(name: str, core: type[EncoderConfig], base: type[ModelConfig] = ModelConfig,
                    exclude: tuple[str, ...] = (), **defaults) -> type[ModelConfig]:
-    """The settings class of a sequence model around an encoder: `base`'s fields, then the options of
-    the encoder's Config, declared there once (its sizes excepted: input_dim is the embedding's,
-    hidden_dim is `hidden`), with `defaults` where the model's differ from the encoder's.
-
-    Args:
-      name: the class's name. core: the encoder's Config. base: the model's own settings.
-      exclude: options of the core the model fixes itself (e.g. the NSPDA's order, its class's).
-      **defaults: option -> the model's default.
-    Returns:
-      A frozen dataclass.
-    """
+    """The settings class `name` of a sequence model around an encoder: `base`'s fields, then the
+    options of the encoder's Config `core`, declared there once (but its sizes: input_dim is the
+    embedding's, hidden_dim is `hidden`; and `exclude`, options the model fixes itself, e.g. the
+    NSPDA's order), with `defaults` where the model's differ from the encoder's. A frozen dataclass."""
     skip = {"input_dim", "hidden_dim", *exclude}
     fields = [(f.name, f.type, dataclasses.field(default=defaults.get(f.name, f.default), metadata=f.metadata))
               for f in dataclasses.fields(core) if f.name not in skip]
@@ -67,14 +58,13 @@ class SequenceModel(abc.ABC):
 
     Inputs are one-hot (a fixed identity lookup table), as in Joulin & Mikolov's eq. 1, so that
     every model sees exactly the same input and differs only in its recurrence; with an `embedding`
-    setting, `add_embedding` makes learned embeddings `E` instead (Grefenstette et al. §4).
-    """
+    setting, `add_embedding` makes learned embeddings `E` instead (Grefenstette et al. §4)."""
     name: ClassVar[str]
     description: ClassVar[str]
     Config: ClassVar[type[ModelConfig]] = ModelConfig
     training: bool = False
-    """True while the objective trains the model, False while it is evaluated (the objective sets
-    it); a model may act differently at evaluation, e.g. discretize its memory actions."""
+    """True while the objective trains the model (it sets this); a model may act differently at
+    evaluation, e.g. discretize its memory actions."""
     evaluation_batch: ClassVar[int] = 256
     """Sequences per DyNet batch when scoring (validation, test): fewer for a model whose state grows
     with time, since a graph keeps every step's state."""
@@ -124,8 +114,7 @@ class SequenceModel(abc.ABC):
         """Every tensor of the state, so it can be detached and carried to a new graph."""
 
     def trace(self, state) -> list[tuple[str, str]]:
-        """(column, value) pairs describing a state for the step-by-step table of `inspect`
-        (e.g. memory actions); none by default."""
+        """(column, value) pairs for `inspect`'s step-by-step table (e.g. memory actions); none here."""
         return []
 
     def scores(self, state) -> dy.Expression:
@@ -133,11 +122,10 @@ class SequenceModel(abc.ABC):
         return dy.affine_transform([self.c, self.V, self.hidden(state)])
 
     def readout(self) -> list[dy.Expression]:
-        """V and c of the output layer as expressions of the current graph (trained)."""
+        """V and c of the output layer (`readout_parameters`) as expressions of the current graph."""
         return [p.expr(True) for p in self.readout_parameters()]
 
     def readout_parameters(self) -> list[dy.Parameters]:
-        """V and c, the output layer's parameters."""
         return [self.V, self.c]
 
 
@@ -145,8 +133,7 @@ class EncoderModel(SequenceModel):
     """A sequence model around an encoder: embedding, then `Encoder` as the controller, then V h + c.
 
     The encoder's options are the settings' fields of the same names; the embedding (when the
-    settings have one) is made before the encoder.
-    """
+    settings have one) is made before the encoder."""
     Encoder: ClassVar[type[Encoder]]
 
     def __init__(self, pc, config, n_inputs, n_outputs):

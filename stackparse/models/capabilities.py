@@ -40,26 +40,13 @@ class Refinable(Protocol):
     """a higher-order model (rnn2, nspda2, nspda3, nnpda)
 
     A step that is a pure function of (state, input, weights), started from any state neurons: what
-    iterative refinement (NSPDA eq. 15-17) runs, pass after pass.
+    iterative refinement (NSPDA eq. 15-17) runs, pass after pass. Only the methods no other model has
+    are checked; refinement also uses `TensorRNN`'s weights, recurrent_parameters and response.
     """
 
     def neurons(self, state) -> dy.Expression: ...
 
-    def initial_state(self, batch_size: int, tensors=None, start=None): ...
-
     def cell(self, state, x: dy.Expression, ids, weights: list[dy.Expression]): ...
-
-    def weights(self) -> list[dy.Expression]: ...
-
-    def recurrent_parameters(self) -> list[dy.Parameters]: ...
-
-    def readout(self) -> list[dy.Expression]: ...
-
-    def readout_parameters(self) -> list[dy.Parameters]: ...
-
-    def response(self, state, V: dy.Expression, c: dy.Expression) -> dy.Expression: ...
-
-    def embed(self, ids) -> dy.Expression: ...
 
 
 @runtime_checkable
@@ -87,15 +74,8 @@ class Scheduled(Protocol):
 
 
 def require(model, capability: type, what: str) -> None:
-    """A UserError unless `model` has `capability`.
-
-    Args:
-      model: a sequence model.
-      capability: one of the protocols of this module.
-      what: what needs it, for the message (a setting, e.g. "grad rtrl").
-    Raises:
-      UserError: "{what} needs {the capability's first docstring line}, not {model.name}".
-    """
+    """A UserError unless `model` has `capability` (a protocol here): "{what} needs {the capability's
+    first docstring line}, not {model.name}", `what` being what needs it (a setting, e.g. "grad rtrl")."""
     if not isinstance(model, capability):
         needs = capability.__doc__.strip().splitlines()[0]
         raise UserError(f"{what} needs {needs}, not {model.name}")

@@ -6,14 +6,13 @@ With e(x_t) the embedding of the input symbol (§4: 64 dimensions), the LSTM con
     y_t = softmax(V o_t + c)                                               (SequenceModel.scores)
 
 Choices the paper leaves open, and why:
-- One embedding matrix for all input symbols, source and target ones alike (§4 has "separate
-  embedding matrices ... for input and output": here inputs and outputs have separate ids, and the
-  outputs are the softmax layer's rows, so that is what we read it as). The deep-LSTM benchmark
-  reads the same embeddings; `embedding` 0 gives one-hot inputs as the other models here.
+- One embedding matrix for all input symbols, source and target alike (§4's "separate embedding matrices ... for
+  input and output": our outputs are the softmax layer's rows). The deep LSTM reads the same embeddings;
+  `embedding` 0 gives one-hot inputs as the other models here.
 - The pop bias (`pop_bias`) and the zero h_0: see `stackparse.encoders.grefenstette`.
-- Defaults: 64 hidden units and 64-dimensional memory values (the paper's smaller setting is 256
-  and 256), so a run trains in minutes on one CPU core; with the transduction tasks' default
-  training (stackparse/experiments.py) the stack learns reversal and the queue copy at that size.
+- Defaults: 64 hidden units and 64-dimensional values (the paper's smaller setting is 256 and 256), so a run trains
+  in minutes on one CPU core; with the transduction tasks' default training the stack learns reversal and the
+  queue copy at that size.
 """
 from __future__ import annotations
 
@@ -33,9 +32,7 @@ from stackparse.models.recurrent import LSTM
 
 @dataclass(frozen=True)
 class TransducerConfig(EmbeddingConfig):
-    """Settings shared by the models of Grefenstette et al.'s experiments (the paper: 256 or 512 hidden
-    units; 64 here, to train in minutes on a CPU core, and enough for the transduction tasks with the
-    length curriculum)."""
+    """Settings shared by the models of Grefenstette et al.'s experiments (64 hidden units: see above)."""
     hidden: int = setting(64, "hidden units", min=1)
 
 

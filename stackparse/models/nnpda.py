@@ -1,11 +1,10 @@
 """The neural network pushdown automaton (NNPDA) of Sun, Giles, Chen and Lee: an analog stack.
 
-G. Z. Sun, C. L. Giles, H. H. Chen and Y. C. Lee, "The Neural Network Pushdown Automaton: Model,
-Stack and Learning Simulations", UMIACS-TR-93-77 (1993; Neural Networks 1998). The controller is the
-third-order state machine of the NSPDA (`stackparse.models.nspda`, eq. 1-2, which descends from it);
-the stack is continuous: one action neuron A^t in [-1, 1] pushes the current input symbol with
-length A^t when positive and pops |A^t| of length when negative, and the read is the top unit of
-length, a mixture of the symbols it covers:
+G. Z. Sun, C. L. Giles, H. H. Chen and Y. C. Lee, "The Neural Network Pushdown Automaton: Model, Stack and
+Learning Simulations", UMIACS-TR-93-77 (1993; Neural Networks 1998). The controller is the NSPDA's third-order
+state machine (`stackparse.models.nspda`, eq. 1-2, which descends from it); the stack is continuous: one action
+neuron A^t in [-1, 1] pushes the input symbol with length A^t when positive, pops |A^t| of length when negative,
+and the read is the top unit of length, a mixture of the symbols it covers:
 
     A^t = tanh(W^a (s^{t-1} (x) x^t (x) r^{t-1}) + b^a)
     push amount relu(A^t), pop amount relu(-A^t), value e(x^t)
@@ -15,12 +14,10 @@ The stack is Grefenstette et al.'s neural stack (`stackparse.memories.grefenstet
 analog stack with separate push and pop signals (pop first, then push, as in the NNPDA).
 
 Choices the paper leaves open, and why:
-- The last read neuron is the share of the top unit that is empty ("1 - total"): the NNPDA reads the
-  empty stack as nothing, which would silence a multiplicative product; this neuron gives the empty
-  stack its own code, as the NSPDA's empty neuron does.
-- Third order, as the NNPDA; the response reads s^t (x) r^t as in the NSPDA. The state neurons are
-  continuous sigmoids (`quantize_states` off), and `bottom` has no effect (the analog stack starts
-  empty).
+- The last read neuron is the share of the top unit that is empty ("1 - total"): the NNPDA reads the empty stack
+  as nothing, which would silence a multiplicative product; this gives it its own code, as the NSPDA's empty neuron.
+- Third order, as the NNPDA; the response reads s^t (x) r^t as in the NSPDA. The state neurons are continuous
+  sigmoids (`quantize_states` off); `bottom` has no effect (the analog stack starts empty).
 """
 from __future__ import annotations
 
@@ -49,22 +46,15 @@ class NNPDA(StackTensorRNN):
     # RTRL and UORO need a state of fixed size; the analog stack grows with the string.
     gradient_cell = None
 
-    @staticmethod
-    def read_size(n_inputs: int) -> int:
-        return n_inputs + 1
+    extra_reads = 1
+
+    def empty_stack(self, batch_size: int) -> NeuralStack:
+        return NeuralStack.empty(self.n_inputs)          # broadcasts over any batch
 
     def read_vector(self, stack: NeuralStack) -> dy.Expression:
         """r^t: the top unit's symbols and the share of it that is empty, (I + 1,) x B."""
         top = stack.read()[0]
         return dy.concatenate([top, -dy.sum_elems(top) + 1.0])
-
-    def initial_state(self, batch_size, tensors=None, start=None):
-        """s^0 (or `start`, (N,) x B: `stackparse.training.refinement`) and the empty stack."""
-        if tensors is not None:
-            self.state_tensors(None)
-        stack = NeuralStack.empty(self.n_inputs)
-        s0 = self.start_vector(batch_size) if start is None else start
-        return NSPDAState(s0, self.read_vector(stack), stack, None)
 
     def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):
         s, A = self.controller(state, x, weights)

@@ -12,30 +12,24 @@ neurons s (N), one-hot input neurons x (I) and read neurons r (R), one step is
     alpha_1 = a(a+1)/2, alpha_2 = a(a-1)/2, alpha_3 = 1 - a^2     (1 for the action taken, else 0)
     y^t = softmax(V (s^t (x) r^t) + c)             (the response: reject / accept)
 
-g(z) = round(sigmoid(z)) and f(A) = round(tanh(A)) are the quantized activations (eq. 7-14), whose
-gradient is the straight-through one: that of sigmoid(z) and tanh(A) (Bengio et al. 2013's
-estimator, `stackparse.encoders.tensors.straight_through_round`). The stack is a real one:
-whole symbols, no continuous amounts. What makes the stack learnable is eq. 6: the read is the
-candidate top of each action weighted by alpha(a), which equals the discrete read exactly (a is -1,
-0 or 1) yet has a gradient in a, hence in A, through the straight-through f.
-`stackparse.encoders.nspda.NSPDAController` holds eq. 1-2 and 6 once: the models here drive it with
-one-hot symbols (the NNPDA, `stackparse.models.nnpda`, with its analog stack),
-`stackparse.encoders.NSPDAEncoder` with the user's vectors.
+g(z) = round(sigmoid(z)) and f(A) = round(tanh(A)) are the quantized activations (eq. 7-14), with the
+straight-through gradient of sigmoid(z) and tanh(A) (Bengio et al. 2013; `encoders.tensors.straight_through_round`).
+The stack is a real one: whole symbols. Eq. 6 makes it learnable: the read, each action's candidate top weighted by
+alpha(a), equals the discrete read exactly (a is -1, 0 or 1) yet has a gradient in a, hence in A.
+`stackparse.encoders.nspda.NSPDAController` holds eq. 1-2 and 6 once: the models here drive it with one-hot symbols
+(the NNPDA, `stackparse.models.nnpda`, with its analog stack), `stackparse.encoders.NSPDAEncoder` with any vectors.
 
 Choices the paper leaves open, and why:
-- What is pushed: the current input symbol, as in the NNPDA (Sun et al. 1993): the stack alphabet is
-  the input alphabet, plus a bottom marker (`bottom`: the stack starts holding it, like a PDA's Z).
-  Read neurons: one per input symbol, one for the marker and one for the empty stack (R = I + 2),
-  e(.) the one-hot vector of a top.
-- The second-order model (M1) gets the read through its state vector, [s; r], so that each of its
-  weights joins one neuron of that vector with one input symbol. It is less expressive than M2: a
-  neuron's input is a sum of a (state, input) and a (read, input) term, not a function of the three
-  together; `stackparse.models.programming` shows what that means for programming it.
-- The response reads s^t (x) r^t after the step's action: whether a string is accepted can depend on
-  what the stack shows after the last pop (a^n b^n: the bottom marker), which s^t cannot know.
-- Quantization during training (`quantize_states`): on by default, as the paper trains the
-  quantized network; off gives continuous sigmoid states in training (evaluation always quantizes).
-  Actions are always quantized: the stack is discrete.
+- What is pushed: the current input symbol, as in the NNPDA (Sun et al. 1993): the stack alphabet is the input
+  alphabet plus a bottom marker (`bottom`: the stack starts holding it, like a PDA's Z). Read neurons: one per
+  input symbol, one for the marker, one for the empty stack (R = I + 2); e(.) the one-hot vector of a top.
+- M1 gets the read through its state vector, [s; r], each weight joining one neuron of it with one input symbol.
+  Less expressive than M2: a neuron's input is a sum of a (state, input) and a (read, input) term, not a function
+  of the three together (what that means for programming it: `stackparse.models.programming`).
+- The response reads s^t (x) r^t after the step's action: acceptance can depend on what the stack shows after
+  the last pop (a^n b^n: the bottom marker), which s^t cannot know.
+- `quantize_states` (training): on by default, as the paper trains the quantized network; off gives continuous
+  sigmoid states in training (evaluation always quantizes). Actions are always quantized: the stack is discrete.
 - A popped empty stack stays empty (a PDA would have no move there; the response learns to reject).
 """
 from __future__ import annotations
@@ -59,14 +53,16 @@ but its order (nspda2, nspda3: the class's), and the higher-order models'."""
 
 class StackTensorRNN(TensorRNN):
     """Eq. 1-2 around a stack: the state and action tensors, the response, and the order of the
-    product (module docstring). Subclasses say how the stack is read and updated."""
+    product (module docstring). Subclasses say how the stack is made, read and updated."""
     Config = NSPDAModelConfig
     order: int
+    extra_reads: int
+    """R - I, the read neurons beyond one per input symbol."""
     discrete: bool = True
     """Whether the state neurons are quantized at evaluation whatever `quantize_states` says."""
 
     def __init__(self, pc, config: NSPDAModelConfig, n_inputs, n_outputs):
-        n, r = config.hidden, self.read_size(n_inputs)
+        n, r = config.hidden, n_inputs + self.extra_reads
         # The response reads s (x) r: the base class's V, c are sized for it (module docstring).
         super().__init__(pc, replace(config, hidden=n * r), n_inputs, n_outputs, state_size=n)
         self.config, self.read_neurons = config, r
@@ -74,11 +70,6 @@ class StackTensorRNN(TensorRNN):
         # stay attributes of the model (programming writes them).
         self.nspda = NSPDAController(self.pc, self.order, n, n_inputs, r, self.add_tensor)
         self.Ws, self.bs, self.Wa, self.ba = self.nspda.parameters
-
-    @staticmethod
-    def read_size(n_inputs: int) -> int:
-        """R, the read neurons, for an input alphabet of n_inputs symbols."""
-        raise NotImplementedError
 
     def recurrent_parameters(self) -> list[dy.Parameters]:
         """W^s, b^s, W^a, b^a (`weights` gives them as a step uses them: discretized at evaluation)."""
@@ -92,6 +83,14 @@ class StackTensorRNN(TensorRNN):
     def controller(self, state: NSPDAState, x: dy.Expression, weights) -> tuple[dy.Expression, dy.Expression]:
         """Eq. 1-2: (s^t, A^t) from s^{t-1}, x^t and r^{t-1}, with W^s, b^s, W^a, b^a = `weights`."""
         return self.nspda.state_and_action(state, x, weights, self.quantize_states)
+
+    def initial_state(self, batch_size, tensors=None, start=None):
+        """s^0 (or `start`, (N,) x B: `stackparse.training.refinement`), the empty stack and its read."""
+        if tensors is not None:
+            self.state_tensors(None)
+        stack = self.empty_stack(batch_size)
+        s0 = self.start_vector(batch_size) if start is None else start
+        return NSPDAState(s0, self.read_vector(stack), stack, None)
 
     def hidden(self, state):
         return outer([state.state, state.read])
@@ -114,10 +113,7 @@ class StackTensorRNN(TensorRNN):
 
 class NSPDA(StackTensorRNN):
     """The NSPDA of eq. 1-2 and 6 (module docstring); `order` 2 or 3."""
-
-    @staticmethod
-    def read_size(n_inputs: int) -> int:
-        return n_inputs + 2                       # the input symbols, the bottom marker, the empty stack
+    extra_reads = 2                               # the bottom marker, the empty stack
 
     def __init__(self, pc, config: NSPDAModelConfig, n_inputs, n_outputs):
         super().__init__(pc, config, n_inputs, n_outputs)
@@ -136,14 +132,12 @@ class NSPDA(StackTensorRNN):
         """e(top) for a batch of tops: (R,) x B, constant."""
         return dy.lookup_batch(self.read_codes, self.read_ids(tops), update=False)
 
-    def initial_state(self, batch_size, tensors=None, start=None):
-        """s^0 (or `start`, (N,) x B: `stackparse.training.refinement`), the stack holding the bottom
-        marker, and its read."""
-        if tensors is not None:
-            self.state_tensors(None)
-        stack = DiscreteStack.empty(batch_size, (self.n_inputs,) if self.config.bottom else ())
-        s0 = self.start_vector(batch_size) if start is None else start
-        return NSPDAState(s0, self.onehots(stack.read()), stack, None)
+    def empty_stack(self, batch_size: int) -> DiscreteStack:
+        """B stacks holding the bottom marker (with `bottom`)."""
+        return DiscreteStack.empty(batch_size, (self.n_inputs,) if self.config.bottom else ())
+
+    def read_vector(self, stack: DiscreteStack) -> dy.Expression:
+        return self.onehots(stack.read())
 
     def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):
         return self.nspda.step(state, x, ids, self.onehots, weights, self.quantize_states)

@@ -1,32 +1,26 @@
-"""Programming and inserting rules: an NSPDA's weights set from a PDA (Mali, Ororbia & Giles, §"Programming
-and Inserting Rules"; the method of Omlin & Giles 1996 for second-order networks, extended to the stack).
+"""Programming and inserting rules: an NSPDA's weights set from a PDA (Mali, Ororbia & Giles, §"Programming and
+Inserting Rules"; Omlin & Giles 1996's method for second-order networks, extended to the stack).
 
-The PDA is first made real-time (`stackparse.grammars.realtime`): move(q, x, top) = (q', action),
-and acceptance as a function of (q, top). Its states get an orthogonal (one-hot) code on the state
-neurons, and the weights are large, H or -H, where a rule says so, 0 elsewhere:
+The PDA is first made real-time (`stackparse.grammars.realtime`): move(q, x, top) = (q', action), acceptance a
+function of (q, top). Its states get a one-hot code on the state neurons; weights are H or -H where a rule says so:
 
-Third order (`nspda3`): neuron q' is on after reading x in state q with top l exactly when
-move(q, x, l) goes to q':
+Third order (`nspda3`): neuron q' is on after reading x in state q with top l exactly when move(q, x, l) goes to q':
     W^s[q', (q, x, l)] = H,  b^s = -H/2           (so z = H/2 when the rule fires, -H/2 otherwise)
     W^a[(q, x, l)] = H * action (+H PUSH, -H POP, 0 NO-OP),  b^a = 0
-Second order (`nspda2`): a neuron's input is a sum of a (state, input) and a (read, input) term, so it
-can test "state q AND input x AND top l" (a threshold of the sum) but cannot map each such triple to
-its own next state. The code is therefore one neuron per rule (q, x, l), which fires when that rule
-was the last one used, and stands for the state q' it leads to (neuron 0 stands for the start):
+Second order (`nspda2`): a neuron's input is a sum of a (state, input) and a (read, input) term, so it can test
+"state q AND input x AND top l" (a threshold of the sum) but not map each triple to its own next state. So one
+neuron per rule (q, x, l), firing when that rule was the last used, stands for its state q' (neuron 0: the start):
     W^s[(q, x, l), (j, x)] = H for every neuron j standing for q,  W^s[(q, x, l), (read l, x)] = H,
     b^s = -3H/2                                 (H/2 when all three hold, -H/2 or less otherwise)
     W^a[(j, x)] = H * action(q_j, x)
-The action must then depend on (state, input) alone; `program` says so when a PDA's does not (the
-five shipped ones are fine).
-The response, on s (x) r:  V[accept, (q, l)] = H when (q, l) accepts, c = (0, -H/2).
+The action must then depend on (state, input) alone; `insert` says so when a PDA's does not (the five shipped
+ones are fine). The response, on s (x) r:  V[accept, (q, l)] = H when (q, l) accepts, c = (0, -H/2).
 
-A state code of all zeros is the dead state (no rule fired): it stays dead and rejects. With H = 8,
-sigmoid(+-H/2) and tanh(H) round to the exact codes, so the programmed network runs the PDA exactly
-on strings of any length (the long tests are the check).
+A state code of all zeros is the dead state (no rule fired): it stays dead and rejects. With H = 8, sigmoid(+-H/2)
+and tanh(H) round to the exact codes: the programmed network runs the PDA exactly on strings of any length.
 
-Partial insertion (`insert`): the rules are written into a model about to be trained, the remaining
-weights keep their random values, and `share` < 1 writes only a random share of the moves (the
-"partial" prior knowledge the paper compares), the network learning the rest.
+Partial insertion (`insert`): the rules go into a model about to be trained, the other weights keep their random
+values, and `share` < 1 writes only a random share of the moves (the paper's "partial" prior knowledge).
 """
 from __future__ import annotations
 
@@ -50,8 +44,7 @@ class Code:
     """Where a programmed PDA lives in an NSPDA: what each state neuron stands for.
 
     states: per neuron, the PDA state it stands for. rules: per neuron, the move key (q, x, top) it
-    fires for, None for the start neuron (and for every neuron of the third-order code).
-    """
+    fires for, None for the start neuron (and for every neuron of the third-order code)."""
     states: tuple[str, ...]
     rules: tuple[tuple[str, str, str] | None, ...]
 
@@ -78,18 +71,9 @@ def neurons_needed(table: RealTimePDA, order: int) -> int:
 
 def programmed_nspda(pda: PDA, order: int, strength: float = 8.0,
                      pc: dy.ParameterCollection | None = None) -> NSPDA:
-    """An NSPDA of this order running `pda` exactly, with no training (module docstring).
-
-    Args:
-      pda: the automaton (its input alphabet, in order, is the model's).
-      order: 2 or 3.
-      strength: H.
-      pc: where the parameters go (a new collection if None).
-    Returns:
-      The model, outputs `OUTPUTS`.
-    Raises:
-      UserError: the PDA does not fit (`realtime`), or its actions need the third order.
-    """
+    """An NSPDA of order 2 or 3 running `pda` exactly, with no training (module docstring), weights of
+    `strength` H, in `pc` (a new collection if None). Its inputs are the PDA's input symbols, in order,
+    its outputs `OUTPUTS`. A UserError if the PDA does not fit (`realtime`) or its actions need order 3."""
     table = realtime(pda)
     cls = {2: NSPDA2, 3: NSPDA3}[order]
     config = cls.Config(hidden=neurons_needed(table, order), bottom=bool(pda.bottom))
@@ -100,18 +84,10 @@ def programmed_nspda(pda: PDA, order: int, strength: float = 8.0,
 
 def insert(model: NSPDA, table: RealTimePDA, strength: float, share: float, rng: np.random.Generator,
            clear: bool = False) -> None:
-    """Write the rules of `table` into `model`'s first state neurons (module docstring).
-
-    Args:
-      model: an NSPDA whose inputs are the PDA's input symbols and outputs `OUTPUTS`.
-      table: the PDA's real-time table.
-      strength: H.
-      share: the fraction of the moves written (chosen with `rng`); 1 = all.
-      rng: the only source of randomness.
-      clear: zero every other weight too (full programming), rather than keep it (insertion).
-    Raises:
-      UserError: the model is too small or does not match the PDA's alphabet.
-    """
+    """Write the rules of the real-time `table` into `model`'s first state neurons, with weights of `strength` H (module
+    docstring): a `share` of the moves (chosen with `rng`, the only source of randomness; 1 = all). `clear` zeroes every
+    other weight too (full programming) rather than keep it (insertion). A UserError if the model is too small or its
+    inputs and outputs are not the PDA's input symbols and `OUTPUTS`."""
     pda = table.pda
     if model.n_inputs != len(pda.input_symbols) or model.n_outputs != len(OUTPUTS):
         raise UserError(f"{model.name}: {model.n_inputs} inputs and {model.n_outputs} outputs cannot hold "

@@ -5,21 +5,17 @@ Finite State Automata with Second-Order Recurrent Neural Networks", Neural Compu
 
     s_i^t = g( sum_{j,k} W_ijk s_j^{t-1} x_k^t + b_i )                                   (eq. 1)
 
-with one-hot inputs x^t, so each input symbol selects its own state-transition matrix W[:, :, k]:
-the network is a neural state machine. The NNPDA and the NSPDA (`nnpda`, `nspda`) extend the product
-with the stack read, a third factor.
+with one-hot inputs x^t, so each input symbol selects its own state-transition matrix W[:, :, k]: the network is a
+neural state machine. The NNPDA and the NSPDA (`nnpda`, `nspda`) extend the product with the stack read, a third factor.
 
-A product of order p is stored as a matrix (`stackparse.encoders.tensors`, which the NSPDA encoder
-shares). `TensorRNN` is a model built on such tensors. Its `cell` and `response` are pure functions of the state, the input and the weights, so
-that one implementation of each model's equations serves its own `step` (the weights: its parameters)
-and the gradient methods that drive it step by step with the weights as inputs (RTRL, UORO:
-`gradient_cell`, `stackparse.training.gradients`).
+A product of order p is stored as a matrix (`stackparse.encoders.tensors`). `TensorRNN` has `cell` and `response`
+as pure functions of the state, the input and the weights: one implementation of each model's equations serves its
+own `step` and the gradient methods that drive it with the weights as inputs (RTRL, UORO: `gradient_cell`).
 
 Choices the papers leave open, and why:
-- The response. Giles et al. read the answer off one state neuron at the end of the string. Here
-  every model scores its outputs after every step (`SequenceModel.scores`), so a task decides which
-  steps count; a softmax over the outputs replaces the single response neuron (for two classes,
-  the same thing up to a reparametrisation).
+- The response. Giles et al. read the answer off one state neuron at the end of the string. Here every model
+  scores its outputs after every step, a task deciding which count; a softmax over the outputs replaces the
+  response neuron (for two classes, the same thing up to a reparametrisation).
 - s^0 = (1, 0, ..., 0) (`stackparse.encoders.tensors.start_vector`).
 """
 from __future__ import annotations
@@ -38,14 +34,10 @@ from stackparse.models.base import ModelConfig, SequenceModel, register
 
 @dataclass(frozen=True)
 class TensorConfig(ModelConfig):
-    """Settings of the higher-order models.
-
-    Off, `discretize_training` is the paper's procedure as we read it (train, then discretize), and
-    training can find a solution in small weights (they start within +-init_scale) that rounding at
-    evaluation sets to 0 (BENCHMARKS.md). It is not the default because the analog NNPDA, whose initial
-    weights all round to 0, then gets no gradient into its action tensor (tests/test_nspda.py).
-    Programmed weights (multiples of H) are unchanged by `weight_step`.
-    """
+    """Settings of the higher-order models. `discretize_training` off is the paper's procedure as we read it (train,
+    then discretize): training can find a solution in small weights that rounding sets to 0 (BENCHMARKS.md). On is
+    not the default: the analog NNPDA's initial weights all round to 0, leaving no gradient into its action tensor
+    (tests/test_nspda.py). Programmed weights (multiples of H) are unchanged by `weight_step`."""
     weight_step: float = setting(1.0, "higher-order models: round every weight to a multiple of this at "
                                  "evaluation (the NSPDA paper's discretized weights), 0 = off", min=0)
     init_scale: float = init_scale_setting()
@@ -61,13 +53,9 @@ class TensorConfig(ModelConfig):
 
 
 class TensorRNN(SequenceModel):
-    """A model whose recurrence is a product of higher order (see the module docstring).
-
-    Subclasses create their tensors with `add_tensor` (the transition tensors the noise regularizer
-    perturbs, `weight_tensors`), list the parameters of their recurrence (`recurrent_parameters`) and
-    write `cell` with the weights it is given. For the gradient methods, a state whose differentiable
-    part is not one vector says how it packs into one (`pack`, `unpack`).
-    """
+    """A model whose recurrence is a product of higher order (module docstring). Subclasses create their tensors
+    with `add_tensor` (what noise perturbs), list `recurrent_parameters` and write `cell` with the weights given; a
+    state whose differentiable part is not one vector says how it packs into one (`pack`, `unpack`)."""
     Config = TensorConfig
 
     def __init__(self, pc, config: TensorConfig, n_inputs, n_outputs, state_size: int | None = None):
@@ -104,7 +92,7 @@ class TensorRNN(SequenceModel):
         return [*self.recurrent_parameters(), *self.readout_parameters()]
 
     def weights(self) -> list[dy.Expression]:
-        """The recurrence's weights as this step uses them: `weight` of each recurrent parameter."""
+        """`weight` of each recurrent parameter."""
         return [self.weight(p) for p in self.recurrent_parameters()]
 
     @abc.abstractmethod
@@ -127,8 +115,7 @@ class TensorRNN(SequenceModel):
         return state
 
     def pack(self, state) -> tuple[dy.Expression, Any]:
-        """The state as its differentiable part in one vector, (D,) x B, and the rest (a discrete
-        stack; None here: the state is one vector)."""
+        """The state's differentiable part in one vector, (D,) x B, and the rest (None here)."""
         return state, None
 
     def unpack(self, vector: dy.Expression, rest: Any):
@@ -136,18 +123,9 @@ class TensorRNN(SequenceModel):
         return vector
 
     def gradient_cell(self) -> tuple[Cell, list[dy.Parameters]]:
-        """This model's step and loss as a cell for the gradient methods, over its trained parameters:
-        the recurrence's, then V and c. The step is `cell` and the loss -log softmax of `response`, the
-        code the model's own `step` and `scores` run, with the parameters' expressions as inputs.
-
-        The cell's x is one input symbol id, its y a target id; the part of the state that carries no
-        gradient (`pack`'s rest: the NSPDA's discrete stack) is its memory. (`linearise` runs the step
-        on a batch of identical copies of the state with one memory, a batch of one stack: the copies
-        take the same actions, and the stack follows them.)
-
-        Returns:
-            The cell and the parameters, in the order its functions receive them.
-        """
+        """This model's step (`cell`) and loss (-log softmax of `response`) as a cell for the gradient methods, and
+        its parameters in order: the recurrence's, then V and c. x is an input id, y a target id; `pack`'s rest
+        (the NSPDA's discrete stack) is its memory: `linearise`'s identical copies of the state share one stack."""
         recurrent = len(self.recurrent_parameters())
 
         def step(theta, vector, x, memory):

@@ -4,22 +4,16 @@ the encoders of `stackparse.encoders.joulin_mikolov` (eq. 3-6, written there onc
 and rounding: a growing beta, discrete actions at evaluation, removal of unused memories.
 
 Choices the paper leaves open, and why:
-- Capacity 100 at truncated-BPTT cuts by default. Without it a controller that keeps pushing (an
-  unused stack, or any stack once rounding sharpens the actions) grows its stack, and the cost of a
-  step, with the length of the training stream (1,500 symbols for a^n b^n c^n d^n: 40 times slower
-  epochs, measured). 100 is more than any sequence of the training sizes (n <= 19) needs, and the
-  reference code's stacks hold 200 values at all times; test sequences are never cut.
-- R is off by default (the paper sets R = 0 on the toy tasks, §5.1); `recurrent` turns it on (the
-  language model of Table 4). A bias b is added to the hidden layer, as in the Elman baseline.
-- Rounding (§4.2 "Rounding": "discretizing the controllers at test time"). With `rounding` the
-  action logits are multiplied by beta = 1 until epoch `rounding_start`, then by
-  `rounding_growth` ** (epochs since), which pushes the controllers towards discrete actions
-  while they fine-tune; validation and test use discrete actions (each memory's most probable
-  action, probability 1), as the reference code's `-hard` does at validation and test time; and
-  during fine-tuning, unused memories are removed before each validation (`simplify`: a memory
-  whose read never changes on the validation sequences is folded into the bias). beta is a
-  function of the epoch, so a resumed run recomputes it. Without `rounding`, actions stay
-  continuous everywhere.
+- Capacity 100 at truncated-BPTT cuts by default: else a controller that keeps pushing grows its stack, and the cost of
+  a step, with the training stream (1,500 symbols for a^n b^n c^n d^n: 40 times slower epochs, measured). 100 is more
+  than the training sizes (n <= 19) need; the reference code's stacks hold 200; test sequences are never cut.
+- R is off by default (the paper sets R = 0 on the toy tasks, §5.1); `recurrent` turns it on (the language model
+  of Table 4). A bias b is added to the hidden layer, as in the Elman baseline.
+- Rounding (§4.2: "discretizing the controllers at test time"). With `rounding` the action logits are multiplied by beta
+  = 1 until epoch `rounding_start`, then by `rounding_growth` ** (epochs since), pushing the controllers towards
+  discrete actions while they fine-tune; validation and test use each memory's most probable action, as the reference
+  code's `-hard`; during fine-tuning, unused memories are removed before each validation (`simplify`). beta is a
+  function of the epoch, so a resumed run recomputes it. Without `rounding`, actions stay continuous.
 """
 from __future__ import annotations
 
@@ -62,7 +56,7 @@ class _MemoryRNN(EncoderModel):
         c = config
         # Rounding removes unused memories: 1 where the flat read s^k comes from a memory in use, 0 for a
         # removed one (the same layout as P's columns, i + k * memory); never trained.
-        self.active = self.pc.add_parameters((c.k * self.controller.spec.memories,), init=1.0, name="active") if c.rounding else None
+        self.active = self.pc.add_parameters((c.k * self.controller.memories,), init=1.0, name="active") if c.rounding else None
         self.beta = 1.0
 
     def start_epoch(self, epoch: int) -> None:
@@ -93,7 +87,7 @@ class _MemoryRNN(EncoderModel):
         and its read is masked off for good. Predictions on `examples` do not change."""
         if not (self.config.rounding and self.beta > 1.0):
             return {}
-        k, count = self.config.k, self.controller.spec.memories
+        k, count = self.config.k, self.controller.memories
         reads = self._reads(examples)                                                      # (N, k, M)
         active = self.memories_in_use()
         remove = np.zeros(count, dtype=bool)
@@ -111,7 +105,7 @@ class _MemoryRNN(EncoderModel):
     def memories_in_use(self) -> np.ndarray:
         """The indices of the memories that rounding has not removed."""
         if self.active is None:
-            return np.arange(self.controller.spec.memories)
+            return np.arange(self.controller.memories)
         return np.flatnonzero(self.active.as_array()[::self.config.k] > 0)
 
     def _reads(self, examples) -> np.ndarray:
@@ -120,7 +114,7 @@ class _MemoryRNN(EncoderModel):
         dy.renew_cg()
         start = self.initial_state(len(examples))
         states = [start] + [state for _, state in unroll(self, inputs[:-1], start)]    # before each step
-        shape = (self.config.k, self.controller.spec.memories, len(examples))
+        shape = (self.config.k, self.controller.memories, len(examples))
         reads = [np.broadcast_to(s.memory.read().npvalue().reshape(shape[:2] + (-1,)), shape) for s in states]
         return np.stack(reads).transpose(0, 3, 1, 2)[mask > 0]
 

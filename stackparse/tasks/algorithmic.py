@@ -1,8 +1,7 @@
 """The algorithmic tasks of Joulin & Mikolov (2015): the patterns of Table 1 and binary addition.
 
-A. Joulin and T. Mikolov, "Inferring Algorithmic Patterns with Stack-Augmented Recurrent Nets",
-NeurIPS 2015. Sizes n, m >= 1; each example below is one sequence in this module's format, then
-the start of the next one in the stream:
+A. Joulin and T. Mikolov, "Inferring Algorithmic Patterns with Stack-Augmented Recurrent Nets", NeurIPS 2015. Sizes n, m
+>= 1; each example below is one sequence in this module's format, then the start of the next one in the stream:
 
   counting      a^n b^n                  aaabbb|a...
                 a^n b^n c^n              aabbcc|a...
@@ -12,41 +11,33 @@ the start of the next one in the stream:
   memory        memorization             abb=bba.|...
   arithmetic    binary addition          101+1=011.|...
 
-All seven are next-symbol prediction on an unbroken stream of sequences, as in the paper: the
-target at step t is the symbol at step t+1, and the last target of a sequence is the first symbol
-of the next one.
+All seven are next-symbol prediction on an unbroken stream of sequences, as in the paper: the target
+at step t is the symbol at step t+1, the last target of a sequence the next one's first symbol.
 
-What is scored. Only the symbols that are determined by everything before them in the stream,
-since nothing can be learnt about the others (the paper's accuracy counts those alone; so does
-its code, facebookarchive/Stack-RNN `train_toy.cpp`).
-- Counting: a block whose length is free (a new n or m) could end after any of its symbols, so
-  its 2nd..last symbols and the first symbol after it are undetermined; every other symbol is
-  determined, including the next sequence's leading 'a' (every sequence ends on a determined
-  block). For a^n b^n: aaabbb -> targets aabbb|a, scored only b_2, b_3 and the next a.
-- Memorization and addition: the answer after "=" and its end marker "."; the question before
-  it is random. The next sequence's first symbol is not part of the answer and is not scored.
+What is scored: only the symbols determined by everything before them in the stream, since nothing can be learnt about
+the others (the paper's accuracy counts those alone; so does its code, facebookarchive/Stack-RNN `train_toy.cpp`).
+- Counting: a block whose length is free (a new n or m) could end after any of its symbols, so its 2nd..last symbols and
+  the first symbol after it are undetermined; every other symbol is, including the next sequence's leading 'a' (every
+  sequence ends on a determined block). For a^n b^n: aaabbb -> targets aabbb|a, scored only b_2, b_3 and the next a.
+- Memorization and addition: the answer after "=" and its end marker "."; the question before it is
+  random, and so is the next sequence's first symbol (not scored).
 
 Choices the paper leaves open, and why:
-- a^n b^m c^(n+m): the size n is the length of the a block, and m is drawn uniformly in 1..n so
-  that a sequence of size n is at most 4n long, as long as a^n b^n c^n d^n at most. (The
-  reference code draws the total n+m and splits it.) What is scored follows the language, n and
-  m >= 1 unrelated: the bound m <= n is a property of the sampler, not of the pattern to learn,
-  so the c that follows b^n is not counted as predictable.
-- Binary addition: operands are written most significant bit first without leading zeros (so
-  never 0); the size n is the bit length of the first operand and the second has a length drawn
-  uniformly in 1..n, so that n bounds both operands and the test curve is indexed by the longest
-  one. The sum is written least significant bit first, as in the paper, so that it can be
-  produced in the order the carry propagates.
-- Memorization: the word is drawn uniformly over k letters (default 2, a and b, as the reference
-  code's `-nchar 3`: two letters and a separator) and answered reversed then ended by "." (the
-  reference code has no end marker), so that knowing where the answer stops is itself part of
-  the task, as in addition. The target after "." (the next word's first letter) is random: a
-  placeholder letter stands there, unscored.
-- Protocol: train on n in 1..19 and test on 1..60; the curriculum starts at n <= 3 and grows by
-  one every epoch, as the reference code's `nmax = max(min(e+3, nmaxmax), 3)` (all tasks, the
-  memorization and addition ones included). One test sequence per size for the fixed patterns
-  (there is only one), 5 for a^n b^m c^(n+m) (several m per n) and 20 for memorization and
-  addition, whose accuracy is reported as a fraction per size.
+- a^n b^m c^(n+m): n is the length of the a block, m is drawn uniformly in 1..n so that a sequence of size n is at most
+  4n long, as a^n b^n c^n d^n. (The reference code draws n+m and splits it.) What is scored follows the language, n and
+  m >= 1 unrelated: m <= n is the sampler's, not the pattern's, so the c that follows b^n is not counted as predictable.
+- Binary addition: operands most significant bit first without leading zeros (so never 0); n is the
+  first operand's bit length, the second's is drawn uniformly in 1..n, so that n bounds both and the
+  test curve is indexed by the longest. The sum is written least significant bit first, as in the
+  paper, so that it can be produced in the order the carry propagates.
+- Memorization: the word is drawn uniformly over k letters (default 2, as the reference code's
+  `-nchar 3`: two letters and a separator) and answered reversed then ended by "." (the reference code
+  has none), so that knowing where the answer stops is part of the task, as in addition. The target
+  after "." (the next word's first letter) is random: a placeholder letter, unscored.
+- Protocol: train on n in 1..19, test on 1..60; the curriculum starts at n <= 3 and grows by one every
+  epoch, as the reference code's `nmax = max(min(e+3, nmaxmax), 3)` (all seven tasks). One test
+  sequence per size for the fixed patterns (there is only one), 5 for a^n b^m c^(n+m) (several m per
+  n) and 20 for memorization and addition, whose accuracy is reported as a fraction per size.
 """
 from __future__ import annotations
 
@@ -65,22 +56,9 @@ CURRICULUM = Protocol(train_n=(1, 19), test_n=(1, 60), test_samples=1,
 """The reference code's protocol, shared by all seven tasks up to the number of test samples."""
 
 
-def _check_size(task: Task, n: int) -> None:
-    """Raise ValueError when `task` cannot generate a sequence of size n."""
-    if n < task.min_n():
-        raise ValueError(f"{task.name} needs n >= {task.min_n()}, got {n}")
-
-
 def _stream_example(task: Task, text: str, next_first: str, scored, n: int) -> Example:
-    """The sequence `text` as a piece of the stream: each target is the next symbol.
-
-    Args:
-      task: gives the alphabet.
-      text: the sequence, one character per symbol.
-      next_first: the first symbol of the next sequence in the stream (the last target).
-      scored: one flag per target.
-      n: the size the sequence was sampled for.
-    """
+    """The sequence `text` (of size n) as a piece of the stream: each target is the next symbol, the
+    last one `next_first` (the next sequence's first); `scored` has a flag per target."""
     return Example(inputs=task.encode(text), targets=task.encode(text[1:] + next_first),
                    scored=tuple(scored), n=n)
 
@@ -95,11 +73,8 @@ def _answer_example(task: Task, question: str, answer: str, next_first: str, n: 
 
 @dataclass(frozen=True)
 class Block:
-    """A run of one symbol, repeated sum(coefficient * size) times over the sizes n and m.
-
-    Block("c", {"n": 1, "m": 1}) is c^(n+m). A block is free when it is the first to use a size:
-    its length is then exactly that size, e.g. Block("a", {"n": 1}).
-    """
+    """A run of one symbol, sum(coefficient * size) long over the sizes n and m: Block("c", {"n": 1, "m": 1})
+    is c^(n+m). A block is free when it is the first to use a size, its length exactly that size."""
     symbol: str
     length: Mapping[str, int]
 
@@ -114,11 +89,8 @@ class Block:
 
 
 def _free_sizes(pattern: tuple[Block, ...]) -> tuple[str | None, ...]:
-    """For each block, the size it introduces (its length is free), or None (determined).
-
-    Raises ValueError for the patterns the scoring rule does not cover: a block introducing a size
-    whose length is not exactly that size, adjacent blocks of one symbol, or a pattern without n.
-    """
+    """For each block, the size it introduces (its length is free), or None (determined); a ValueError for
+    the patterns the scoring rule does not cover (see the messages)."""
     seen: set[str] = set()
     free = []
     for previous, block in zip((None, *pattern), pattern):
@@ -135,11 +107,8 @@ def _free_sizes(pattern: tuple[Block, ...]) -> tuple[str | None, ...]:
 
 
 class CountingTask(Task):
-    """Next-symbol prediction on a stream of sequences made of blocks (`pattern`).
-
-    Subclasses set `name` and `pattern`; the alphabet and description follow from the pattern.
-    Sampling for size n sets n and draws every other size uniformly in 1..n.
-    """
+    """Next-symbol prediction on a stream of sequences made of blocks: subclasses set `name` and `pattern`
+    (the alphabet and description follow). Size n sets n and draws every other size uniformly in 1..n."""
     kind = "counting"
     protocol = CURRICULUM
     pattern: ClassVar[tuple[Block, ...]]
@@ -152,7 +121,7 @@ class CountingTask(Task):
         cls.description = f"{' '.join(map(str, cls.pattern))}, next-symbol prediction ({PAPER}, Table 1)"
 
     def sample(self, rng: np.random.Generator, n: int) -> Example:
-        _check_size(self, n)
+        self._check_size(n)
         sizes = {var: n if var == "n" else int(rng.integers(1, n + 1))
                  for var in self._free_size if var is not None}
         counts = [block.count(sizes) for block in self.pattern]
@@ -160,10 +129,8 @@ class CountingTask(Task):
         return _stream_example(self, text, self.symbols[0], self._determined(counts), n)
 
     def _determined(self, counts: list[int]) -> list[bool]:
-        """For each target, whether the stream before it determines it (see the module docstring).
-
-        A symbol is undetermined when it continues a free block or is the first after one.
-        """
+        """For each target, whether the stream before it determines it: not when it continues a free
+        block or is the first after one (module docstring)."""
         flags: list[bool] = []
         after_free = False
         for var, count in zip(self._free_size, counts):
@@ -172,56 +139,34 @@ class CountingTask(Task):
         return flags[1:] + [not after_free]  # the first symbol is the previous sequence's target
 
 
-@register
-class AnBn(CountingTask):
-    name = "anbn"
-    pattern = (Block("a", {"n": 1}), Block("b", {"n": 1}))
-
-
-@register
-class AnBnCn(CountingTask):
-    name = "anbncn"
-    pattern = (Block("a", {"n": 1}), Block("b", {"n": 1}), Block("c", {"n": 1}))
-
-
-@register
-class AnBnCnDn(CountingTask):
-    name = "anbncndn"
-    pattern = (Block("a", {"n": 1}), Block("b", {"n": 1}), Block("c", {"n": 1}), Block("d", {"n": 1}))
-
-
-@register
-class AnB2n(CountingTask):
-    name = "anb2n"
-    pattern = (Block("a", {"n": 1}), Block("b", {"n": 2}))
-
-
-@register
-class AnBmCnm(CountingTask):
-    name = "anbmcnm"
-    pattern = (Block("a", {"n": 1}), Block("b", {"m": 1}), Block("c", {"n": 1, "m": 1}))
-    protocol = replace(CURRICULUM, test_samples=5)
+_N, _M = {"n": 1}, {"m": 1}
+for _class, _name, _pattern, _protocol in (
+        ("AnBn", "anbn", (Block("a", _N), Block("b", _N)), CURRICULUM),
+        ("AnBnCn", "anbncn", (Block("a", _N), Block("b", _N), Block("c", _N)), CURRICULUM),
+        ("AnBnCnDn", "anbncndn", (Block("a", _N), Block("b", _N), Block("c", _N), Block("d", _N)), CURRICULUM),
+        ("AnB2n", "anb2n", (Block("a", _N), Block("b", {"n": 2})), CURRICULUM),
+        ("AnBmCnm", "anbmcnm", (Block("a", _N), Block("b", _M), Block("c", {"n": 1, "m": 1})),
+         replace(CURRICULUM, test_samples=5))):
+    register(type(_class, (CountingTask,), {"name": _name, "pattern": _pattern, "protocol": _protocol}))
 
 
 @register
 class Memorization(Task):
-    """A random word of n letters, "=", the word reversed, "."; the reversed word and "." are scored."""
+    """A random word of n letters (of `k`, 1 to 26), "=", the word reversed, "."; the reversed word and "."
+    are scored."""
     name = "memorization"
     kind = "memory"
     description = f"memorize a word and write it reversed: abb=bba. ({PAPER})"
     protocol = replace(CURRICULUM, test_samples=20)
 
     def __init__(self, k: int = 2):
-        """Args:
-          k: the number of letters (a, b, ...), 1 to 26.
-        """
         if not 1 <= k <= len(string.ascii_lowercase):
             raise ValueError(f"memorization needs 1 to 26 letters, got k={k}")
         self.letters = tuple(string.ascii_lowercase[:k])
         self.symbols = (*self.letters, "=", ".")
 
     def sample(self, rng: np.random.Generator, n: int) -> Example:
-        _check_size(self, n)
+        self._check_size(n)
         word = "".join(rng.choice(self.letters, size=n))
         # The next word's first letter is random, so that target is unscored: any letter will do.
         return _answer_example(self, word + "=", word[::-1] + ".", self.letters[0], n)
@@ -237,7 +182,7 @@ class Addition(Task):
     protocol = replace(CURRICULUM, test_samples=20)
 
     def sample(self, rng: np.random.Generator, n: int) -> Example:
-        _check_size(self, n)
+        self._check_size(n)
         first = _binary(rng, n)
         second = _binary(rng, int(rng.integers(1, n + 1)))
         total = format(int(first, 2) + int(second, 2), "b")

@@ -17,16 +17,10 @@ from stackparse.sequences import Example, concatenate  # noqa: F401  (tasks make
 
 @dataclass(frozen=True)
 class Protocol:
-    """How a task is trained and tested.
-
-    train_n: (lo, hi) sizes seen in training; the curriculum grows hi from `curriculum_start` by
-      `curriculum_step` every `curriculum_every` epochs (0 = no curriculum: all of lo..hi from the
-      first epoch).
-    test_n: (lo, hi) sizes tested after training, each with `test_samples` sampled examples; a size
-      counts as solved when all of them are correct.
-    stream: training examples are concatenated into streams (unsupervised next-symbol prediction)
-      rather than fed one by one from a fresh state.
-    """
+    """How a task is trained and tested: on sizes `train_n` (lo, hi), the curriculum growing hi from `curriculum_start`
+    by `curriculum_step` every `curriculum_every` epochs (0: all of lo..hi from the start); then on sizes `test_n`,
+    `test_samples` examples each (a size is solved when all are right). `stream`: training examples are concatenated
+    into streams (unsupervised next-symbol prediction), not fed one by one from a fresh state."""
     train_n: tuple[int, int] = (1, 19)
     test_n: tuple[int, int] = (1, 60)
     test_samples: int = 1
@@ -40,22 +34,16 @@ class Task(abc.ABC):
     """A family of sequences indexed by a size n, over a fixed alphabet.
 
     Subclasses set `name`, `kind`, `description`, `symbols` (input alphabet; ids are indices),
-    optionally `output_symbols` (defaults to `symbols`) and `protocol`, and implement `sample`.
-    """
+    optionally `output_symbols` (defaults to `symbols`) and `protocol`, and implement `sample`."""
     name: ClassVar[str]
     kind: ClassVar[str]
     description: ClassVar[str]
     symbols: tuple[str, ...]
     output_symbols: tuple[str, ...] | None = None
     protocol: ClassVar[Protocol] = Protocol()
-    default_training: ClassVar[dict] = {}
-    """Settings this task trains with unless told otherwise, over the trainer's and the data's
-    defaults: {"train": {field: value}, "data": {field: value}} (the experiment applies them with
-    `dataclasses.replace`, so a field that does not exist is an error)."""
-    pda = None
-    """The pushdown automaton whose language this is (grammar tasks), for rule insertion."""
-    fixed_splits: ClassVar[bool] = False
-    """True for a task whose data are fixed splits (`stackparse.tasks.dataset.DatasetTask`)."""
+    default_training: ClassVar[dict] = {}   # {"train": {field: value}, "data": ...} over the defaults
+    pda = None                              # the PDA of a grammar task's language, for rule insertion
+    fixed_splits: ClassVar[bool] = False    # data in fixed splits (`DatasetTask`)
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -69,6 +57,10 @@ class Task(abc.ABC):
         """The smallest size this task can generate."""
         return 1
 
+    def _check_size(self, n: int) -> None:
+        if n < self.min_n():
+            raise ValueError(f"{self.name} needs n >= {self.min_n()}, got {n}")
+
     def encode(self, text: str) -> tuple[int, ...]:
         """Symbol ids of a string whose characters are single-character symbols."""
         return tuple(self.symbols.index(c) for c in text)
@@ -81,6 +73,19 @@ class Task(abc.ABC):
         """The input string with the scored targets shown in [brackets] (for inspection and docs)."""
         return "".join(self.symbols[i] for i in example.inputs) + " -> " + "".join(
             f"[{self.outputs[t]}]" if s else self.outputs[t] for t, s in zip(example.targets, example.scored))
+
+
+class DatasetTask(Task):
+    """A task whose data are fixed splits, "train", "validation" and the `test_splits`, not drawn afresh
+    by size: the sequence objective trains on "train" (the sizes the curriculum allows) and validates on
+    "validation"; evaluation reports each test split (`stackparse.evaluation.sequence.evaluate_splits`).
+    `sample` still draws fresh examples of a size, for inspection and speed measurements."""
+    test_splits: ClassVar[tuple[str, ...]]
+    fixed_splits = True
+
+    @abc.abstractmethod
+    def split(self, name: str) -> list[Example]:
+        """The examples of split `name` (the same ones at every call)."""
 
 
 TASKS = Registry("task")

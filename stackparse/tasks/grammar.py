@@ -7,17 +7,13 @@ of the five PDAs shipped in `stackparse/grammars/pda/`, as `pda-NAME`:
     pda-palindrome    w c w^R                      pda-dyck2     balanced ( ) and [ ]
     pda-anbncbmam     a^n b^n c b^m a^m
 
-The data are the paper's splits (`stackparse.grammars.datasets`, seed `DATA_SEED`): 2,000 positive
-and 2,000 hard negative strings of lengths 1..21 for training, 1,000 + 1,000 of lengths 1..60 for
-the test, 100 + 100 of lengths 480 (481) and 960 (961) for the long tests, and a validation split of
-100 + 100 of the training lengths (`GRAMMAR_SPLITS`, listed last so the others are those of
-`datasets`). The size n of an example is its length, so the curriculum overrides
-(--curriculum-start/-step/-every) give incremental learning by length.
+The data are the paper's splits (`stackparse.grammars.PAPER_SPLITS`, seed `DATA_SEED`) and a validation
+split of 100 + 100 strings of the training lengths (`GRAMMAR_SPLITS`, listed last so the others are
+`datasets`'). An example's size n is its length: the curriculum settings give incremental learning by length.
 
-What is scored: the model reads the string one symbol per step and answers accept or reject after
-every step (the NSPDA's per-step response); only the answer after the last symbol is scored, since
-the task is to classify the string. The unscored targets are the string's label too. A string is
-correct when its last answer is right: the test error is the share of wrong ones (in percent).
+What is scored: the model answers accept or reject after every symbol (the NSPDA's per-step
+response); only the answer after the last symbol is scored, since the task is to classify the string
+(the unscored targets are its label too). The test error is the share of strings answered wrong (%).
 
 Choices the paper leaves open, and why:
 - Scoring only the last step, not the acceptance of every prefix: the labels the paper trains on
@@ -33,8 +29,7 @@ import numpy as np
 
 from stackparse.errors import UserError
 from stackparse.grammars import PAPER_SPLITS, PDA, Sampler, Split, shipped_names, shipped_pda, split_of
-from stackparse.tasks.base import Example, Protocol, register
-from stackparse.tasks.dataset import DatasetTask
+from stackparse.tasks.base import DatasetTask, Example, Protocol, register
 
 DATA_SEED = 0
 GRAMMAR_SPLITS = {**PAPER_SPLITS, "validation": Split(100, 100, (1, 21))}
@@ -51,10 +46,7 @@ class GrammarTask(DatasetTask):
     test_splits = ("test", "test-480", "test-960")
 
     def __init__(self, pda: PDA | None = None, splits: dict[str, Split] = GRAMMAR_SPLITS):
-        """Args:
-          pda: the automaton (default: the shipped one named `grammar`).
-          splits: the sizes of the splits (tests use smaller ones).
-        """
+        """`pda` defaults to the shipped one named `grammar`; tests give smaller `splits`."""
         self.pda = pda or shipped_pda(self.grammar)
         self.name = f"pda-{self.pda.name}"
         self.splits = splits
@@ -70,7 +62,8 @@ class GrammarTask(DatasetTask):
 
     def split(self, name: str) -> list[Example]:
         if name not in self._cache:
-            self._cache[name] = [self.example(s, label) for s, label in split_of(self.pda, DATA_SEED, name, self.splits)]
+            strings = split_of(self.pda, DATA_SEED, name, self.splits)
+            self._cache[name] = [self.example(s, label) for s, label in strings]
         return self._cache[name]
 
     @cached_property

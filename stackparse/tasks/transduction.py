@@ -7,34 +7,28 @@ separator, then the target and the end symbol:
 
     <s> x3 x17 x5 ||| y5 y17 y3 </s>          (reversal; the model reads up to y3 and predicts </s>)
 
-The model reads the sequence one symbol at a time; after reading the separator and each target
-symbol it must predict the next target symbol (then </s>); only these predictions are scored. Source
-and target symbols have separate ids (the paper's separate source and target vocabularies): inputs
-are <s>, |||, the source vocabulary and the target vocabulary (target symbols are read back, teacher
-forcing); outputs are the target vocabulary and </s>.
+The model reads the sequence one symbol at a time; only its predictions after the separator and
+each target symbol (the next target symbol, then </s>) are scored. Source and target symbols have
+separate ids (the paper's separate vocabularies): inputs are <s>, |||, the source vocabulary and the
+target vocabulary (target symbols are read back, teacher forcing); outputs the target vocabulary and
+</s>. Copy, reversal and bigram flipping draw the source uniformly with replacement from x0..x127;
+y_i is x_i transformed. The ITG tasks sample source and target jointly from Table 1's grammars.
 
-Copy, reversal and bigram flipping draw the source uniformly with replacement from 128 symbols
-x0..x127; target symbol y_i is source symbol x_i transformed. The two ITG tasks sample source and
-target jointly from the grammars of the paper's Table 1 (Appendix C).
-
-Sizes and protocol (§4.1, §4.3): n is the source length, trained on 8..64 and tested on 65..128, 16
-test sequences per length (1,024 in all; the paper samples 1,000). Coarse accuracy is the share of
-sequences whose every target symbol (and </s>) is right; fine accuracy the mean share of each target
-predicted right before its first error (`stackparse.evaluation.sequence`). Since a prediction before
-the first error is made on the gold prefix, scoring with the gold prefix read back gives exactly the
-paper's greedy-generation measures.
+Sizes and protocol (§4.1, §4.3): n is the source length, trained on 8..64 and tested on 65..128, 16 test sequences per
+length (1,024 in all; the paper samples 1,000). Coarse accuracy is the share of sequences whose every target symbol (and
+</s>) is right; fine accuracy the mean share of each target predicted right before its first error
+(`stackparse.evaluation.sequence`). A prediction before the first error is made on the gold prefix, so scoring with it
+read back gives exactly the paper's greedy-generation measures.
 
 Choices the paper leaves open, and why:
-- Bigram flipping needs even lengths: its size n is the number of bigrams, trained on 4..32 and tested
-  on 33..64 (source lengths 8..64 and 66..128).
-- ITG lengths. The paper rejects samples outside the length range. Here a sample of size n is drawn
-  from the grammar conditioned on a source of exactly n symbols (length distributions by dynamic
-  programming, then a top-down sample), which gives every length its share of test sequences and
-  needs no rejection; sequences of one length keep the grammar's relative probabilities.
-- Table 1 as printed is our only source for the grammars; the gender grammar is taken as printed
-  (A -> B; B -> B or B | S and S | B V; V -> W B | W; S -> article noun), although its sample sentence
-  in §4.2 starts with a verb, which this grammar cannot produce. Word classes have 33 (SVO) and 25
-  (gender) words, the rule probabilities 1/33 and 1/25 of Table 1.
+- Bigram flipping needs even lengths: n is the number of bigrams, trained on 4..32 and tested on
+  33..64 (source lengths 8..64 and 66..128).
+- ITG lengths: the paper rejects samples outside the length range; here a sample of size n is drawn conditioned on a
+  source of exactly n symbols (length distributions by dynamic programming, then a top-down sample): every length gets
+  its share of test sequences, with no rejection, and sequences of one length keep the grammar's relative probabilities.
+- Table 1 as printed is our only source for the grammars; the gender grammar is taken as printed (A -> B; B -> B or B |
+  S and S | B V; V -> W B | W; S -> article noun), although its sample sentence in §4.2 starts with a verb, which it
+  cannot produce. Word classes have 33 (SVO) and 25 (gender) words, the rule probabilities 1/33 and 1/25 of Table 1.
 """
 from __future__ import annotations
 
@@ -55,18 +49,14 @@ PROTOCOL = Protocol(train_n=(8, 64), test_n=(65, 128), test_samples=16, curricul
 
 
 class TransductionTask(Task):
-    """A source sequence and its transduction, as one joint sequence (see the module docstring).
-
-    Subclasses set `name`, `description`, `source_vocabulary` and `target_vocabulary` and implement
-    `pair`; the alphabets follow.
-    """
+    """A source sequence and its transduction, as one joint sequence (module docstring): subclasses set
+    `name`, `description`, `source_vocabulary` and `target_vocabulary` and implement `pair`."""
     kind = "transduction"
     protocol = PROTOCOL
-    # The paper trains with RMSProp, batches of 10 and clipping at 1 for "an unbounded number of
-    # steps" (§4); on this machine: Adam at a constant 0.003, full BPTT, epochs of 2,000 sequences, a
-    # curriculum on the length (8-16 first, 8 more each epoch) and a moving average of the parameters,
-    # which make long sequences learnable in minutes (how these were chosen: BENCHMARKS.md, issue 5).
-    # Stop 5 epochs after the last improvement, or after 10 minutes of training.
+    # The paper: RMSProp, batches of 10, clipping at 1, "an unbounded number of steps" (§4). Here: Adam
+    # at a constant 0.003, full BPTT, epochs of 2,000 sequences, a curriculum on the length (8-16 first,
+    # 8 more each epoch) and a moving average of the parameters make long sequences learnable in
+    # minutes (BENCHMARKS.md, issue 5); stop 5 epochs after the last improvement, or after 10 minutes.
     default_training = {
         "train": {"batch_size": 10, "bptt": 0, "optimizer": "adam", "lr": 0.003, "lr_schedule": "constant",
                   "clip": 1.0, "epochs": 100, "patience": 5, "max_minutes": 10.0, "average": 0.995},
@@ -87,10 +77,8 @@ class TransductionTask(Task):
         raise NotImplementedError
 
     def sample(self, rng: np.random.Generator, n: int) -> Example:
-        if n < self.min_n():
-            raise ValueError(f"{self.name} needs n >= {self.min_n()}, got {n}")
-        source, target = self.pair(rng, n)
-        return self.example(source, target, n)
+        self._check_size(n)
+        return self.example(*self.pair(rng, n), n)
 
     def example(self, source: list[str], target: list[str], n: int) -> Example:
         """The joint sequence <s> source ||| target </s>; predictions after ||| are scored."""
@@ -109,43 +97,29 @@ class TransductionTask(Task):
 
 
 class SyntheticTask(TransductionTask):
-    """A source drawn uniformly from x0..x127, mapped symbol by symbol to y0..y127 by `transform`."""
+    """A source of `per_n` * n symbols drawn uniformly from x0..x127, mapped symbol by symbol to
+    y0..y127 by `transform` (a static method on the source's ids)."""
     source_vocabulary = tuple(f"x{i}" for i in range(VOCABULARY))
     target_vocabulary = tuple(f"y{i}" for i in range(VOCABULARY))
-
-    def source_length(self, n: int) -> int:
-        return n
+    per_n: ClassVar[int] = 1
 
     def pair(self, rng, n):
-        source = rng.integers(0, VOCABULARY, size=self.source_length(n))
+        source = rng.integers(0, VOCABULARY, size=self.per_n * n)
         return [f"x{i}" for i in source], [f"y{i}" for i in self.transform(source)]
-
-    @staticmethod
-    def transform(source: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
-    def min_n(self) -> int:
-        return 1
 
 
 @register
 class Copy(SyntheticTask):
     name = "copy"
     description = f"sequence copying: <s> a1..ak ||| a1..ak </s> ({PAPER}, §4.1)"
-
-    @staticmethod
-    def transform(source):
-        return source
+    transform = staticmethod(lambda source: source)
 
 
 @register
 class Reversal(SyntheticTask):
     name = "reversal"
     description = f"sequence reversal: <s> a1..ak ||| ak..a1 </s> ({PAPER}, §4.1)"
-
-    @staticmethod
-    def transform(source):
-        return source[::-1]
+    transform = staticmethod(lambda source: source[::-1])
 
 
 @register
@@ -153,13 +127,8 @@ class BigramFlip(SyntheticTask):
     name = "bigram-flip"
     description = f"bigram flipping: <s> a1 a2 a3 a4 ||| a2 a1 a4 a3 </s>; n bigrams ({PAPER}, §4.1)"
     protocol = Protocol(train_n=(4, 32), test_n=(33, 64), test_samples=16, curriculum_every=0, stream=False)
-
-    def source_length(self, n):
-        return 2 * n
-
-    @staticmethod
-    def transform(source):
-        return source.reshape(-1, 2)[:, ::-1].reshape(-1)
+    per_n = 2
+    transform = staticmethod(lambda source: source.reshape(-1, 2)[:, ::-1].reshape(-1))
 
 
 # ---- inversion transduction grammars ---------------------------------------------------------------
@@ -168,8 +137,8 @@ _REFERENCE = re.compile(r"^([A-Z]+)(\d+)$")
 
 @dataclass(frozen=True)
 class Rule:
-    """lhs -> source | target with probability p. Nonterminal occurrences are written with an index
-    (S1, VT2) shared by both sides; other words are terminals. E.g. A -> S1 VT2 O3 | S1 O3 VT2."""
+    """lhs -> source | target with probability p, e.g. A -> S1 VT2 O3 | S1 O3 VT2: nonterminal occurrences
+    carry an index (S1, VT2) shared by both sides; other words are terminals."""
     lhs: str
     p: float
     source: tuple[str, ...]
@@ -193,14 +162,10 @@ class Rule:
 
 
 class Grammar:
-    """A stochastic ITG, sampled conditioned on the source length.
+    """A stochastic ITG (root "A"), sampled conditioned on the source length, up to `max_length`.
 
-    Args:
-      rules: the nonterminal rules; "A" is the root.
-      lexicon: word class -> (source prefix, target prefix, size): class ST with ("si", "so", 33) writes
-        si_i | so_i for i in 1..33, each with probability 1/33 (Table 1's terminal rules).
-      max_length: the longest source that can be asked for.
-    """
+    lexicon: word class -> (source prefix, target prefix, size): class ST with ("si", "so", 33) writes
+    si_i | so_i for i in 1..33, each with probability 1/33 (Table 1's terminal rules)."""
 
     def __init__(self, rules: list[Rule], lexicon: dict[str, tuple[str, str, int]], max_length: int):
         self.rules, self.lexicon, self.max_length = rules, lexicon, max_length
@@ -225,9 +190,8 @@ class Grammar:
         return rule.p * np.concatenate([np.zeros(rule.terminals), children])[:self.max_length + 1]
 
     def _length_probabilities(self) -> dict[str, np.ndarray]:
-        """nonterminal -> p(it derives exactly l source symbols), l = 0..max_length, by fixpoint
-        iteration: a child that writes at least one symbol is shorter than its parent, so each pass
-        settles at least one more length (plus unary chains)."""
+        """nonterminal -> p(it derives exactly l source symbols), l = 0..max_length, by fixpoint iteration
+        (a child that writes a symbol is shorter than its parent: each pass settles one more length)."""
         length_p = {nt: np.zeros(self.max_length + 1) for nt in {r.lhs for r in self.rules}}
         for word_class in self.lexicon:
             length_p[word_class] = np.eye(self.max_length + 1)[1]
@@ -277,8 +241,7 @@ def _draw(rng: np.random.Generator, weights: np.ndarray) -> int:
 class ITGTask(TransductionTask):
     """A task whose pairs come from `grammar` (rules and lexicon of Table 1)."""
     rules: ClassVar[tuple[tuple[float, str], ...]]
-    lexicon: ClassVar[tuple[tuple[str, str, str, int], ...]]
-    """Word classes: (class, source prefix, target prefix, words), see `Grammar`."""
+    lexicon: ClassVar[tuple[tuple[str, str, str, int], ...]]   # (class, source prefix, target prefix, words)
     function_words: ClassVar[tuple[tuple[str, ...], tuple[str, ...]]]
 
     def __init_subclass__(cls, **kwargs):

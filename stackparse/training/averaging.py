@@ -1,13 +1,11 @@
 """An exponential moving average of a model's parameters (Polyak & Juditsky 1992; the decayed form
 of Polyak averaging that parsers train with, e.g. spaCy's and UDPipe 2's).
 
-The trainer keeps it beside the optimizer: `update` after parameter updates, and `applied` around
-validation and saving, so the averaged weights are the ones selected and kept while training goes on
-from the raw ones. Averaging smooths the epoch-to-epoch noise of Adam with minibatches.
-
-DyNet copies parameters to numpy element by element (about 40 ns a value), so reading millions of
-them after every update would cost more than the update; `every` samples the average every k-th
-update with the decay raised to the k-th power, i.e. the same time constant.
+The trainer calls `update` after parameter updates and `applied` around validation and saving, so
+the averaged weights are selected and kept while training goes on from the raw ones; it smooths the
+epoch-to-epoch noise of Adam with minibatches. DyNet copies parameters to numpy element by element
+(~40 ns a value), so reading millions after every update would cost more than the update: `every`
+samples every k-th update with the decay raised to the k-th power (the same time constant).
 """
 from __future__ import annotations
 
@@ -19,15 +17,10 @@ import numpy as np
 
 
 class ParameterAverage:
-    """avg <- d^k avg + (1 - d^k) theta every k-th update, d = min(decay, (1 + n) / (10 + n)) after
-    n updates: the warm-up of TensorFlow's ExponentialMovingAverage, so the random initial values
-    are forgotten within the first epoch instead of weighing decay^n.
-
-    Args:
-        pc: the model's parameters (every Parameters and LookupParameters inside it).
-        decay: the decay per update (0.999: a time constant of about 1,000 updates).
-        every: sample the parameters every `every` updates.
-    """
+    """avg <- d^k avg + (1 - d^k) theta every k-th update (k = `every`), d = min(decay, (1 + n) / (10 + n))
+    after n updates: TensorFlow's ExponentialMovingAverage warm-up, so the random initial values are
+    forgotten within the first epoch instead of weighing decay^n. Averages every parameter of `pc`
+    (Parameters and LookupParameters); decay 0.999 is a time constant of about 1,000 updates."""
 
     def __init__(self, pc: dy.ParameterCollection, decay: float, every: int = 1):
         self.params = list(pc.parameters_list())

@@ -1,19 +1,16 @@
 """Gradients of a small recurrent cell's loss over one sequence: BPTT, truncated BPTT, RTRL and UORO.
 
-The NSPDA paper (Mali, Ororbia & Giles 2019) trains its small higher-order networks with gradient
-algorithms other than backpropagation through time, and states RTRL and UORO in its appendix
-(eq. 18-23). This module computes them for any cell written with DyNet expressions, with BPTT as the
-reference they are tested against.
+The NSPDA paper (Mali, Ororbia & Giles 2019) trains its small higher-order networks with RTRL and UORO (appendix,
+eq. 18-23); here for any cell written with DyNet expressions, with BPTT as the reference they are tested against.
 
 A cell (`Cell`) is two pure functions of DyNet expressions and a constant initial state:
 
     s_t = f(θ, s_{t-1}, x_t)     `step`: the recurrence, from s_0 = `initial`
     L_t = ℓ(θ, s_t, y_t)         `loss`: a scalar, at the steps whose target y_t is not None
 
-where θ is the list of the cell's parameters. A `MemoryCell` also carries a part of the state that no
-gradient flows through (the NSPDA's discrete stack): s_t, m_t = f(θ, s_{t-1}, x_t, m_{t-1}), where m
-changes with the step's values (the stack follows the quantized actions) but ∂s_t/∂m = 0, so the
-algorithms below are unchanged and just thread m along. Every algorithm returns dL/dθ for L = Σ_t L_t:
+where θ is the list of the cell's parameters. A `MemoryCell` also carries a part of the state no gradient flows through
+(the NSPDA's discrete stack): s_t, m_t = f(θ, s_{t-1}, x_t, m_{t-1}), m follows the step's values (the quantized
+actions) but ∂s_t/∂m = 0, so the algorithms just thread m along. Every algorithm returns dL/dθ for L = Σ_t L_t:
 
 BPTT   reverse mode through the unrolled graph; truncated BPTT cuts it every k steps, carrying the
        state's value (not its gradient) across the cut.
@@ -32,21 +29,9 @@ UORO   (Tallec & Ollivier 2017, "Unbiased Online Recurrent Optimization", Algori
        The normalisers ρ0, ρ1 cancel in the product; they only balance the two factors' norms, which
        keeps the variance down.
 
-Jacobians. DyNet has reverse mode only, so the Jacobians come from one batched backward pass per step
-rather than from the cell's algebra (it must work for any cell): the step is evaluated on a batch of
-d identical copies of s_{t-1}, and copy b's output unit b is picked, so that the gradient reaching
-copy b of the state is row b of ∂f/∂s. For RTRL the parameters are batched the same way, which gives
-the rows of ∂f/∂θ; for UORO they are shared and copy b's unit is weighted by ν_b, so their gradient is
-νᵀ ∂f/∂θ, the vector-Jacobian product, and ν_b (= ±1) times copy b's state gradient is still row b
-of ∂f/∂s, from which the forward-mode product (∂f/∂s) s̃ is a matrix-vector product. One pass thus
-costs d steps' worth of arithmetic, done in one graph by DyNet's batched kernels instead of d
-Python-driven backward passes, and it is exact (finite differences would be biased, badly so in
-DyNet's float32). The same graph holds ℓ_t on a constant copy of s_t and its own constant copy of θ,
-so its gradients are ∂ℓ_t/∂s_t and the explicit ∂ℓ_t/∂θ.
-
-The parameters enter every graph as constants holding their values, and gradients are read from those
-constants, so computing a gradient never touches the parameters' own gradients. `PrecomputedLoss`
-then hands the result to the shared trainer, which treats it like a loss expression.
+Jacobians (`linearise`; how and why: docs/gradients.md): one batched backward pass per step over d copies of s_{t-1},
+copy b's unit b picked, gives row b of ∂f/∂s (UORO: θ shared, copy b weighted by ν_b). Exact, for any cell. The
+parameters enter as constants, so their own gradients are left alone; `PrecomputedLoss` hands the result to the trainer.
 """
 from __future__ import annotations
 
@@ -72,7 +57,6 @@ class SequenceGradient:
 
 @dataclass(frozen=True)
 class GradientConfig:
-    """How one sequence's gradient is computed."""
     method: str = setting("bptt", "bptt (full), tbptt (truncated every `truncation` steps), rtrl or uoro",
                           choices=METHODS)
     truncation: int = setting(50, "tbptt's segment length in steps", min=1)
@@ -153,7 +137,7 @@ def rtrl(cell: Cell, params: Sequence[dy.Parameters], xs: Sequence, ys: Sequence
         influence = lin.ds_ds @ influence + lin.ds_dtheta         # P_t = (∂f/∂s) P_{t-1} + ∂f/∂θ
         grad += lin.dl_dtheta + lin.dl_ds @ influence
         total, state, memory = total + lin.loss, lin.state, lin.memory
-    return SequenceGradient(total, unflatten(grad, values))
+    return SequenceGradient(total, _unflatten(grad, values))
 
 
 def uoro(cell: Cell, params: Sequence[dy.Parameters], xs: Sequence, ys: Sequence,
@@ -181,18 +165,16 @@ def uoro(cell: Cell, params: Sequence[dy.Parameters], xs: Sequence, ys: Sequence
         theta_tilde = theta_tilde / rho0 + lin.ds_dtheta / rho1
         grad += lin.dl_dtheta + (lin.dl_ds @ s_tilde) * theta_tilde
         total, state, memory = total + lin.loss, lin.state, lin.memory
-    return SequenceGradient(total, unflatten(grad, values))
+    return SequenceGradient(total, _unflatten(grad, values))
 
 
 @dataclass(frozen=True)
 class Linearisation:
     """One step's values and derivatives, states and parameters flattened (C order, θ's in list order).
 
-    state: s_t, in the cell's state shape. loss: ℓ_t (0 if unscored).
-    ds_ds: ∂f/∂s at (s_{t-1}, x_t), (d, d). ds_dtheta: ∂f/∂θ, (d, p); or νᵀ ∂f/∂θ, (p,), given ν.
-    dl_ds: ∂ℓ_t/∂s_t, (d,). dl_dtheta: the explicit ∂ℓ_t/∂θ, (p,). Both zero if unscored.
-    memory: m_t (a `MemoryCell`'s; None otherwise).
-    """
+    state: s_t, in the cell's state shape. loss: ℓ_t (0 if unscored). ds_ds: ∂f/∂s at (s_{t-1}, x_t), (d, d). ds_dtheta:
+    ∂f/∂θ, (d, p); or νᵀ ∂f/∂θ, (p,), given ν. dl_ds: ∂ℓ_t/∂s_t, (d,). dl_dtheta: the explicit ∂ℓ_t/∂θ, (p,). Both zero
+    if unscored. memory: m_t (a `MemoryCell`'s; None otherwise)."""
     state: np.ndarray
     loss: float
     ds_ds: np.ndarray
@@ -264,61 +246,28 @@ def flatten(arrays: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate([np.asarray(a).reshape(-1) for a in arrays])
 
 
-def unflatten(vector: np.ndarray, like: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The inverse of `flatten`.
-
-    Args:
-        vector: as `flatten` makes it.
-        like: arrays of the shapes to cut it into.
-    Returns:
-        One array per element of `like`, in its shape.
-    """
+def _unflatten(vector: np.ndarray, like: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The inverse of `flatten`: `vector` cut into arrays of the shapes of `like`."""
     ends = np.cumsum([a.size for a in like])
     return [piece.reshape(a.shape) for piece, a in zip(np.split(vector, ends[:-1]), like)]
 
 
 @dataclass(frozen=True)
 class PrecomputedLoss:
-    """A loss whose gradient was computed outside DyNet's backward pass (RTRL, UORO), which an
-    objective's `losses` yields in place of a loss expression.
-
-    The trainer only calls `value()` and `backward()` on what `losses` yields, then updates:
-    `backward` adds the stored gradients to the parameters' gradients, so the optimizer's clipping,
-    learning rate and Adam moments treat them exactly as they treat a backpropagated gradient.
-
-    Args:
-        loss: the loss's value (for the training log).
-        params: the parameters.
-        grads: d loss / d param, one array per parameter, in its shape.
-    """
+    """A loss (its value `loss`) whose gradient `grads` (one array per parameter, in its shape) was computed
+    outside DyNet's backward pass (RTRL, UORO), yielded in place of a loss expression. The trainer only calls
+    `value()` and `backward()`, so clipping, learning rate and Adam moments treat it as a backpropagated one."""
     loss: float
     params: tuple[dy.Parameters, ...]
     grads: tuple[np.ndarray, ...]
 
-    def __mul__(self, factor: float) -> PrecomputedLoss:
-        """The loss times a constant, gradients included (as `expression * factor` scales an
-        expression's; the stochastic learning rate uses it).
-
-        Args:
-            factor: the constant.
-        Returns:
-            The scaled loss.
-        """
-        return PrecomputedLoss(self.loss * factor, self.params, tuple(g * factor for g in self.grads))
-
     def value(self) -> float:
-        """The loss's value, as `dy.Expression.value` gives it.
-
-        Returns:
-            The stored loss.
-        """
         return self.loss
 
     def backward(self) -> None:
-        """Add the gradients to the parameters'. The gradient of Σ_p sum(p ⊙ g_p) with respect to p
-        is g_p, so backpropagating that surrogate writes them with DyNet's own accumulation. It is
-        built in the current graph, which is left alone: the objective may still hold expressions in
-        it (backward only visits the surrogate's ancestors)."""
+        """Add the gradients to the parameters': backpropagate the surrogate Σ_p sum(p ⊙ g_p), whose
+        gradient is g_p, in the current graph, left alone (the objective may still hold expressions
+        in it; backward only visits the surrogate's ancestors)."""
         surrogate = dy.esum([dy.sum_elems(dy.cmult(p, dy.inputTensor(g))) for p, g in zip(self.params, self.grads)])
         surrogate.backward()
 

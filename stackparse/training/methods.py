@@ -1,17 +1,6 @@
-"""Gradient methods: how a minibatch of sequences becomes the losses the trainer updates on.
-
-A method is a small strategy with one method, `losses(model, batch, rng)`, which yields
-(loss, scored steps) per computation graph: the trainer backpropagates and updates after each.
-`gradient_method` picks the one the settings name and checks that the model supports it:
-- `TruncatedBPTT(k)`: Joulin & Mikolov (2015, §5): the streams in lockstep, cut every k steps with
-  the state's value (not its gradient) carried across the cut; k = 0 is full BPTT. The setting
-  "tbptt" cuts every `TrainConfig.bptt` steps, "bptt" never, so the truncation is one setting.
-- `Online("rtrl" | "uoro")`: each sequence's gradient computed forward in time
-  (`stackparse.training.gradients`) through the model's `gradient_cell`, handed to the trainer as
-  one `PrecomputedLoss` per minibatch, scaled like the BPTT loss (1 / the number of streams).
-  UORO's random signs come from `rng`, the epoch's generator, so a resumed run is exact.
-- `Refined(K, hint, rate)`: iterative refinement (`stackparse.training.refinement`), one loss over
-  K passes. The NSPDA paper compares these learning algorithms (Mali, Ororbia & Giles, §3).
+"""Gradient methods (compared in the NSPDA paper, Mali, Ororbia & Giles, §3): a strategy with one method,
+`losses(model, batch, rng)`, yielding (loss, scored steps) per graph, after each of which the trainer backpropagates
+and updates. `gradient_method` picks the one the settings name, for a model that supports it.
 """
 from __future__ import annotations
 
@@ -27,12 +16,9 @@ from stackparse.sequences import Example, detach, masked_nll, pad, reattach, unr
 from stackparse.training.gradients import METHODS, GradientConfig, precomputed_loss, sequence_gradient
 from stackparse.training.refinement import HINTS, refined_losses
 
-ONLINE = ("rtrl", "uoro")
-
 
 @dataclass(frozen=True)
 class GradientSettings:
-    """The gradient algorithm, and iterative refinement (NSPDA eq. 15-17)."""
     grad: str = setting("tbptt", "gradient algorithm: tbptt (cut every bptt steps, 0 = never), bptt (never "
                         "cut), rtrl or uoro (forward in time; rnn2, nspda2, nspda3)", choices=METHODS)
     refine: int = setting(1, "iterative refinement (NSPDA eq. 15-17): K passes over each minibatch, losses "
@@ -55,7 +41,9 @@ class GradientMethod(Protocol):
 
 @dataclass(frozen=True)
 class TruncatedBPTT:
-    """Backpropagation through time cut every `k` steps; 0: never (module docstring)."""
+    """Joulin & Mikolov (2015, §5): the streams in lockstep, cut every `k` steps (0: never) with the
+    state's value (not its gradient) carried across the cut. "tbptt" cuts every `TrainConfig.bptt`
+    steps, "bptt" never, so the truncation is one setting."""
     k: int = 0
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
@@ -64,7 +52,9 @@ class TruncatedBPTT:
 
 @dataclass(frozen=True)
 class Online:
-    """RTRL or UORO (module docstring)."""
+    """RTRL or UORO (`training.gradients`) through the model's `gradient_cell`: one `PrecomputedLoss` per
+    minibatch, scaled like the BPTT loss (1 / the number of streams). UORO's signs come from `rng`, the
+    epoch's generator (a resumed run is exact)."""
     algorithm: str
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
@@ -76,7 +66,8 @@ class Online:
 
 @dataclass(frozen=True)
 class Refined:
-    """Iterative refinement: `passes` passes, each from a start corrected by `hint` at step `rate`."""
+    """Iterative refinement (`training.refinement`): one loss over `passes` passes, each from a start
+    corrected by `hint` at step `rate`."""
     passes: int
     hint: str = "error"
     rate: float = 1.0
@@ -86,19 +77,12 @@ class Refined:
 
 
 def gradient_method(settings: GradientSettings, model, bptt: int) -> GradientMethod:
-    """The method `settings` choose, for `model`.
-
-    Args:
-        settings: the gradient settings.
-        model: the model it will train.
-        bptt: the truncation of "tbptt" (`TrainConfig.bptt`).
-    Raises:
-        UserError: the model lacks what the method needs.
-    """
+    """The method `settings` choose, for `model` (a UserError if it lacks what the method needs);
+    `bptt` is the truncation of "tbptt" (`TrainConfig.bptt`)."""
     if settings.refine > 1:
         require(model, Refinable, "refine")
         return Refined(settings.refine, settings.refine_hint, settings.refine_rate)
-    if settings.grad in ONLINE:
+    if settings.grad in ("rtrl", "uoro"):
         require(model, OnlineGradients, f"grad {settings.grad}")
         model.gradient_cell()             # a one-line error for a model whose state cannot be packed
         return Online(settings.grad)
@@ -106,12 +90,9 @@ def gradient_method(settings: GradientSettings, model, bptt: int) -> GradientMet
 
 
 def segment_losses(model, batch: list[Example], bptt: int):
-    """(loss, scored steps) per truncated-BPTT segment of `batch` (streams in lockstep, one DyNet batch).
-
-    Each loss, built in a fresh graph, is the sum of -log p(target) over the segment's scored steps,
-    divided by the number of streams; the state is carried (detached) into the next segment. The
-    trainer backpropagates each one; an evaluation just sums their values.
-    """
+    """(loss, scored steps) per truncated-BPTT segment of `batch` (streams in lockstep, one DyNet batch):
+    in a fresh graph each, Σ -log p(target) over the segment's scored steps / the number of streams;
+    the state carried (detached) into the next. An evaluation just sums their values."""
     inputs, targets, mask = pad(batch)           # each (T, B)
     cut, carried = bptt or len(inputs), None
     for t0 in range(0, len(inputs), cut):

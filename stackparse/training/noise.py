@@ -1,26 +1,20 @@
-"""The NSPDA paper's two noises (Mali, Ororbia & Giles), as trainer hooks (`hooks_for`): the adaptive
-noise regularizer for weight tensors of any order (Algorithm 2, `WeightNoise`), and the stochastic
-learning rate (`LearningRateNoise`).
+"""The NSPDA paper's two noises (Mali, Ororbia & Giles), as trainer hooks (`hooks_for`).
 
-Before each update, a random share of the transition sub-matrices of every weight tensor is
-perturbed with Gaussian noise; the gradient is taken at the perturbed weights; after the update the
-same noise is taken off again, so the noise never accumulates in the weights:
+`WeightNoise`, the adaptive noise regularizer for weight tensors of any order (Algorithm 2): before each
+update a random share of every weight tensor's transition sub-matrices gets Gaussian noise, the gradient
+is taken at the perturbed weights, and after the update the same noise is taken off (it never accumulates):
 
     W <- W + E,   W <- W - lr grad L(W + E),   W <- W - E
 
-The stochastic learning rate multiplies each update's learning rate by a factor drawn uniformly in
-[1 - lr_noise, 1 + lr_noise], then restores it: with SGD the step the gradient gets is scaled, with
-Adam the step size alpha (the rate, not the loss: Adam is invariant to the loss's scale).
+`LearningRateNoise`, the stochastic learning rate: each update's rate times a factor uniform in
+[1 - lr_noise, 1 + lr_noise], then restored (with Adam, its step size alpha: Adam ignores the loss's scale).
 
-A tensor (rows, N, K_2, ..., K_p) is stored as (rows, N K_2 ... K_p) (`stackparse.models.second_order`);
-its sub-matrices W[:, :, k_2, ..., k_p] are its blocks of N consecutive columns, one per combination
-of the higher-order indices (input symbol, read symbol): for a third-order tensor, one per
-(input, read) pair. Perturbing whole sub-matrices perturbs whole transitions of the state machine.
+A tensor (rows, N, K_2, ..., K_p) is stored as (rows, N K_2 ... K_p) (`stackparse.encoders.tensors`); its
+sub-matrices W[:, :, k_2, ..., k_p], blocks of N columns, are whole transitions of the state machine.
 
 Choices the paper leaves open, and why:
-- "Adaptive": the noise of a sub-matrix has standard deviation `scale` times that sub-matrix's own
-  root mean square, so it follows the weights as they grow (programmed weights of size H get noise of
-  size scale * H, random small ones small noise) and does not depend on the tensor's order or size.
+- "Adaptive": a sub-matrix's noise has standard deviation `scale` times its own root mean square, so it follows
+  the weights as they grow (programmed weights H get noise scale * H) whatever the tensor's order or size.
 - Which sub-matrices: ceil(share * count) of each tensor, drawn afresh at every update.
 """
 from __future__ import annotations
@@ -37,7 +31,6 @@ from stackparse.models.capabilities import WeightTensors, require
 
 @dataclass(frozen=True)
 class NoiseSettings:
-    """The weights' noise (Algorithm 2) and the learning rate's (module docstring)."""
     noise: float = setting(0.0, "higher-order models: adaptive weight noise (NSPDA Algorithm 2), relative to "
                            "each sub-matrix's size, 0 = off", min=0)
     noise_share: float = setting(0.5, "share of the transition sub-matrices perturbed at each update",
@@ -60,8 +53,7 @@ def hooks_for(settings: NoiseSettings, model) -> list:
 
 @dataclass
 class WeightNoise:
-    """Algorithm 2 as a hook: the noise goes on before each loss is taken and comes off after the update
-    (`tensors`, `scale`, `share`: as `perturb` takes them)."""
+    """Algorithm 2 as a hook: `perturb` before each loss is taken, removed after the update."""
     tensors: list[tuple[dy.Parameters, tuple[int, ...]]]
     scale: float
     share: float
@@ -76,8 +68,7 @@ class WeightNoise:
 
 @dataclass
 class LearningRateNoise:
-    """The stochastic learning rate as a hook: the rate times a factor uniform in [1 - spread, 1 + spread]
-    for one update, then the rate it was."""
+    """The stochastic learning rate as a hook: times a factor uniform in [1 - spread, 1 + spread] for one update."""
     spread: float
     rate: float = 0.0
 
@@ -106,16 +97,9 @@ def submatrices(shape: tuple[int, ...]) -> int:
 
 def perturb(tensors: list[tuple[dy.Parameters, tuple[int, ...]]], scale: float, share: float,
             rng: np.random.Generator) -> Perturbation:
-    """Add the noise of Algorithm 2 (module docstring) to `tensors`.
-
-    Args:
-      tensors: (parameter, shape (rows, N, K_2, ...)) pairs, as a model's `weight_tensors` gives.
-      scale: the noise's standard deviation relative to each sub-matrix's root mean square.
-      share: the fraction of each tensor's sub-matrices perturbed.
-      rng: the only source of randomness.
-    Returns:
-      The perturbation, for `remove`.
-    """
+    """Add Algorithm 2's noise to `tensors`, (parameter, shape (rows, N, K_2, ...)) pairs as a model's
+    `weight_tensors` gives: a `share` of each tensor's sub-matrices, with a standard deviation of
+    `scale` times each one's root mean square, drawn from `rng` only. Returns it, for `remove`."""
     deltas = []
     for p, shape in tensors:
         values, width, count = p.as_array(), shape[1], submatrices(shape)

@@ -1,38 +1,28 @@
-"""Iterative refinement: the training loss of K passes over each string, each pass starting from a state
-corrected by a hint from the pass before (Mali, Ororbia & Giles, "The Neural State Pushdown Automata",
-§3, eq. 15-17, K = 4).
+"""Iterative refinement: the training loss of K passes over each string, each pass starting from a state corrected by a
+hint from the pass before (Mali, Ororbia & Giles, "The Neural State Pushdown Automata", §3, eq. 15-17, K = 4).
 
-The paper trains the NSPDA "with iterative refinement", a method it takes from Ororbia et al.'s
-earlier work, and gives its loss as eq. 15-17 with K = 4 passes and a "hint vector". We could not
-read those equations: the searchable copies of the paper (arXiv 1909.05233; IEEE TAI 1(3), 2020) held
-its abstract and introduction only, and the related papers it cites for the idea (Ororbia et al.,
-"Like a baby: visually situated neural language acquisition", ACL 2019; "Learning to adapt by
-minimizing discrepancy" and the Temporal Neural Coding Network) only their abstracts. What follows is
-therefore our reading, chosen to keep what the text around the equations says (K passes over one
-string, a hint passed from one pass to the next, one loss over the passes) and what Ororbia et al.'s
-refinement does elsewhere (a state estimate corrected K times by an error signal, each corrected
-estimate scored):
+The paper (after Ororbia et al.) gives eq. 15-17, K = 4 passes and a "hint vector", but the copies we could
+search (arXiv 1909.05233; IEEE TAI 1(3), 2020) held only the abstract and introduction, and the works it cites
+(Ororbia et al., "Like a baby: visually situated neural language acquisition", ACL 2019; "Learning to adapt by
+minimizing discrepancy"; the Temporal Neural Coding Network) only abstracts. So this is our reading: what the text
+says (K passes over one string, a hint passed on, one loss) and what Ororbia et al.'s refinement does elsewhere (a
+state estimate corrected K times by an error signal, each corrected estimate scored):
 
     L_k = Σ_t m_t (-log p_k(y_t | x_1..t))         pass k from the start state s^0_k      (eq. 15)
     s^0_1 = s^0,  s^0_k = correct(s^0_{k-1}, h_{k-1})                                   (eq. 16)
     L = Σ_{k=1..K} L_k                                                                  (eq. 17)
 
 with two hint schemes (`HINTS`), β = `rate`:
-- "error": h_k = ∂L_k/∂s^0_k, the gradient of the pass's loss with respect to its start (the
-  discrepancy signal of Ororbia et al.'s error-driven state correction), and
-  s^0_{k+1} = clip(s^0_k - β h_k, 0, 1) (state neurons are in [0, 1]). The hint is a constant: the
-  trainer's gradient does not flow through it (as their learning does not backpropagate through the
-  correction). It costs K - 1 extra forward and backward passes, with the weights as constants so that
-  no parameter's gradient is touched. The gradient reaching s^0 through a whole string is small
-  (measured ~1e-5 for an untrained 3-neuron rnn2 on a^n b^n), so β must be large for the passes to
-  differ much.
-- "state": h_k = s^T_k, the state neurons each string ended pass k in (the pass's conclusion),
-  and s^0_{k+1} = (1 - β) s^0 + β h_k: the next pass reads the string again knowing where the
-  last one ended. All passes are in one graph: the gradient flows through the hint.
+- "error": h_k = ∂L_k/∂s^0_k (Ororbia et al.'s error-driven state correction), s^0_{k+1} = clip(s^0_k - β h_k,
+  0, 1) (state neurons are in [0, 1]). The hint is a constant: the trainer's gradient does not flow through it
+  (their learning does not backpropagate through the correction). K - 1 extra forward and backward passes, the
+  weights as constants (no parameter's gradient touched). The gradient reaching s^0 through a string is small
+  (~1e-5 measured, untrained 3-neuron rnn2 on a^n b^n), so β must be large for the passes to differ much.
+- "state": h_k = s^T_k, where each string ended pass k, s^0_{k+1} = (1 - β) s^0 + β h_k: the next pass rereads
+  the string knowing where the last ended. One graph: the gradient flows through the hint.
 
-The discrete stack restarts from its bottom marker in every pass (it is not part of the hint: the
-stack's content is a consequence of the string, which the next pass reads again). K = 1 is the plain
-loss exactly. Evaluation reads every string once from s^0: refinement is a training method.
+The discrete stack restarts from its bottom in every pass (its content follows from the string, read again).
+K = 1 is the plain loss exactly. Evaluation reads every string once from s^0: refinement is a training method.
 """
 from __future__ import annotations
 
@@ -45,18 +35,8 @@ HINTS = ("error", "state")
 
 
 def refined_losses(model, batch, passes: int, hint: str, rate: float):
-    """Eq. 15-17 for one minibatch (module docstring).
-
-    Args:
-        model: a `stackparse.models.capabilities.Refinable` model.
-        batch: the minibatch's examples (streams from the initial state).
-        passes: K.
-        hint: "error" or "state".
-        rate: β.
-    Yields:
-        One (L / the number of streams, scored steps), built in a fresh graph: what
-        `stackparse.training.methods.segment_losses` yields for full BPTT when K = 1.
-    """
+    """Eq. 15-17 for one minibatch of a `Refinable` model (K = `passes`, β = `rate`): yields one (L / the number of
+    streams, scored steps) in a fresh graph, what `methods.segment_losses` yields for full BPTT when K = 1."""
     inputs, targets, mask = pad(batch)
     size = len(batch)
     starts = error_hinted_starts(model, inputs, targets, mask, passes, rate) if hint == "error" else None
@@ -75,16 +55,9 @@ def refined_losses(model, batch, passes: int, hint: str, rate: float):
 
 
 def read_once(model, inputs: np.ndarray, targets: np.ndarray, mask: np.ndarray, weights, readout, start=None):
-    """One pass over a padded minibatch with the weights given (eq. 15).
-
-    Args:
-        model: a refinable model.
-        inputs, targets, mask: (T, B), as `pad` makes them.
-        weights: the recurrence's weights (`model.cell`'s). readout: the response's (`model.readout`).
-        start: the state neurons to start from, (N,) x B; None: s^0.
-    Returns:
-        The state after every step, and the summed loss of the scored steps (a scalar).
-    """
+    """One pass (eq. 15) over (T, B) padded arrays with the recurrence's `weights` and the response's
+    `readout` given, from `start` ((N,) x B; None: s^0): the state after every step, and the summed
+    loss of the scored steps (a scalar)."""
     states, terms = [], []
     steps = unroll(model, inputs, model.initial_state(inputs.shape[1], start=start),
                    lambda state, ids: model.cell(state, model.embed(ids), ids, weights))
@@ -96,15 +69,11 @@ def read_once(model, inputs: np.ndarray, targets: np.ndarray, mask: np.ndarray, 
 
 
 def error_hinted_starts(model, inputs, targets, mask, passes: int, rate: float) -> list[np.ndarray]:
-    """The start states of the "error" scheme, s^0_1 .. s^0_K (eq. 16), each from the previous one's
-    gradient, computed in graphs of their own with the parameters entering as constants.
-
-    Returns:
-        K arrays (N, B).
-    """
+    """The "error" scheme's starts s^0_1 .. s^0_K (eq. 16), K arrays (N, B), each from the previous
+    one's gradient, in graphs of their own with the parameters as constants."""
     size = inputs.shape[1]
     dy.renew_cg()
-    starts = [_columns(model.neurons(model.initial_state(size)).npvalue(), size)]
+    starts = [model.neurons(model.initial_state(size)).npvalue().reshape(-1, size)]   # (N, B): DyNet drops B = 1
     recurrent = model.recurrent_parameters()
     values = [p.as_array() for p in (*recurrent, *model.readout_parameters())]
     for _ in range(passes - 1):
@@ -113,29 +82,16 @@ def error_hinted_starts(model, inputs, targets, mask, passes: int, rate: float) 
         start = reattach([starts[-1]])[0]
         _, loss = read_once(model, inputs, targets, mask, constants[:len(recurrent)], constants[len(recurrent):], start)
         loss.backward(full=True)                     # full: the gradient reaches the constant start
-        gradient = _columns(start.gradient(), size)
+        gradient = start.gradient().reshape(-1, size)
         starts.append(np.clip(starts[-1] - rate * gradient, 0.0, 1.0))
     return starts
 
 
 def last_neurons(model, states: list, lengths: list[int]) -> dy.Expression:
-    """The state neurons of each stream at its own last step (a padded minibatch runs past it).
-
-    Args:
-        model: the model whose states these are.
-        states: the state after each step.
-        lengths: each stream's length.
-    Returns:
-        (N,) x B.
-    """
+    """(N,) x B: each stream's state neurons at its own last step (a padded minibatch runs past it)."""
     picks = []
     for t, state in enumerate(states):
         last = np.array([[1.0 if n - 1 == t else 0.0 for n in lengths]])        # (1, B): ends at t
         if last.any():
             picks.append(model.neurons(state) * reattach([last])[0])          # (N, 1) (1, 1) per stream
     return dy.esum(picks)
-
-
-def _columns(value: np.ndarray, size: int) -> np.ndarray:
-    """A state value as (N, B) (DyNet drops a batch axis of 1)."""
-    return value.reshape(-1, size)

@@ -1,27 +1,22 @@
 """The objective for sequence tasks: a `Task` feeding a sequence model, trained by the shared trainer.
 
-Training follows Joulin & Mikolov (2015, §5): unsupervised next-symbol prediction on a stream of
-concatenated sequences, loss only on the scored symbols, truncated BPTT (50 steps by default) with
-the hidden state carried across the cut. A minibatch is `batch_size` streams advancing in lockstep
-(one DyNet batch); each stream starts from the initial state. Tasks whose protocol is not a stream
-get one example per stream. Tasks with fixed splits (`Task.fixed_splits`, e.g. the grammar tasks)
-train on their "train" split, `epoch_size` examples per epoch drawn without repetition from those of
-the sizes the curriculum allows, and validate on their "validation" split.
+Training follows Joulin & Mikolov (2015, §5): next-symbol prediction on a stream of concatenated sequences, loss
+on the scored symbols only, truncated BPTT (50 steps by default) carrying the state across the cut. A minibatch
+is `batch_size` streams in lockstep (one DyNet batch), each from the initial state; a task whose protocol is not a
+stream gets one example per stream. A task with fixed splits (grammar tasks) trains on "train", `epoch_size`
+examples per epoch drawn without repetition among the sizes the curriculum allows, and validates on "validation".
 
-The API (the training schemes are pieces an experiment composes; none is switched on here):
+The training schemes are pieces an experiment composes (none is switched on here):
 
     method = gradient_method(settings, model, train.bptt)             # stackparse.training.methods
     objective = SequenceObjective(task, model, pc, train, settings, method, validation_seed=seed)
     insert_rules(model, pda, settings, seed)                           # stackparse.training.rules
     Trainer(train, build, hooks=lambda o: hooks_for(settings, o.model))  # stackparse.training.noise
 
-`settings` is a `SequenceTraining`: the data and curriculum (`SequenceDataConfig`) and each scheme's
-own settings class, which the functions above take one each. The NSPDA paper's (Mali, Ororbia &
-Giles) training options are those schemes: incremental learning (`curriculum_two_stage`, Algorithm
-1's two stages: in the first half of each curriculum period the model sees only the newly added
-sizes, in the second half all sizes so far; when no example has the new sizes, the first stage uses
-all sizes so far too), the gradient algorithm and iterative refinement (`GradientSettings`), the
-noise regularizer and the stochastic learning rate (`NoiseSettings`), rule insertion (`RuleInsertion`).
+`settings` is a `SequenceTraining`: the data (`SequenceDataConfig`) and each scheme's settings, the NSPDA paper's
+options: incremental learning (Algorithm 1's two stages: the first half of each curriculum period sees only the
+newly added sizes, or all so far when no example has them; the second half all so far), the gradient algorithm and
+iterative refinement, the noises, rule insertion.
 """
 from __future__ import annotations
 
@@ -49,7 +44,6 @@ CURRICULUM = ("curriculum_start", "curriculum_step", "curriculum_every")
 
 @dataclass(frozen=True)
 class SequenceDataConfig:
-    """How much data an epoch holds, and the curriculum over sizes."""
     epoch_size: int = setting(2000, "examples per epoch", min=1)
     stream_examples: int = setting(20, "examples concatenated into one training stream (stream tasks)", min=1)
     validation_size: int = setting(200, "validation examples (drawn from the training sizes), for the "
@@ -72,9 +66,8 @@ class SequenceDataConfig:
 
 @dataclass(frozen=True)
 class SequenceTraining(GradientSettings, NoiseSettings, RuleInsertion, SequenceDataConfig):
-    """Everything a sequence task trains with besides the trainer's settings: the data, then each
-    training scheme's settings (their classes, one per scheme, say what each field does). Saved flat,
-    as one "data" object, in the order of the classes from the last to the first."""
+    """The data and each training scheme's settings; saved flat as one "data" object (fields in the
+    order of the classes, last to first)."""
 
     def validate(self) -> None:
         GradientSettings.validate(self)          # check(self) over every field, and refinement's cross-check
@@ -106,14 +99,11 @@ def sample_sizes(task: Task, rng: np.random.Generator, lo: int, hi: int, count: 
 
 
 class SequenceObjective:
-    """Connects a task and a model to the trainer (see `stackparse.training.trainer.Objective`).
+    """Connects a task and a model (its parameters `pc`) to the trainer (`trainer.Objective`).
 
     Args:
-        task, model, pc: the task, the model and its parameters.
-        train: the trainer's settings (the minibatch size).
-        data: the data and curriculum (a `SequenceTraining` is one).
-        method: the gradient method (`stackparse.training.methods`); default truncated BPTT every
-          `train.bptt` steps, the "tbptt" of `GradientSettings`.
+        train: the trainer's settings (the minibatch size). data: the data and curriculum.
+        method: the gradient method; default truncated BPTT every `train.bptt` steps ("tbptt").
         validation_seed: draws the validation examples of a task without fixed splits.
     """
     criterion = "val_entropy"
@@ -156,8 +146,8 @@ class SequenceObjective:
         return [pool[i] for i in rng.permutation(len(pool))[:self.data.epoch_size]]
 
     def losses(self, batch: list[Example]):
-        """(loss, scored steps) per graph of `batch`, by the gradient method, each computed when the
-        trainer asks for it (after its hooks' perturbation, if any)."""
+        """(loss, scored steps) per graph, by the gradient method, each built when the trainer asks
+        (after its hooks' perturbation)."""
         self.model.training = True
         return self.method.losses(self.model, batch, self.rng)
 

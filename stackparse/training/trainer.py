@@ -3,18 +3,21 @@
 It knows nothing of models or data: it drives an `Objective` (parameters, minibatches, losses,
 validation) with SGD or Adam, hard gradient clipping, a learning-rate schedule, early stopping,
 random restarts that keep the best run on validation, an atomic checkpoint after every epoch,
-`resume`, and a JSON-lines log. Training schemes that act on the weights or the learning rate around
-each update (the NSPDA's noises) are `Hook`s, which whoever builds the trainer registers.
-
-Determinism: every epoch re-seeds DyNet and numpy from (seed, restart, epoch), so a run interrupted
-after epoch k and resumed from its checkpoint computes exactly what the uninterrupted run computes
-(with SGD; DyNet does not expose Adam's moment estimates, so a resumed Adam run restarts them).
+`resume`, a JSON-lines log, progress (a bar on a terminal, else a line every 30 seconds, with the
+time the run may still take), and the `Hook`s its builder registers (schemes acting on the weights or
+the learning rate around each update: the NSPDA's noises). Every epoch re-seeds DyNet and numpy from
+(seed, restart, epoch) and starts from a fresh optimizer, so a run resumed after epoch k computes
+exactly what the uninterrupted run does. For Adam this means its moment estimates restart at every
+epoch: DyNet's Python API can neither read nor write them, so they cannot go into a checkpoint, and an
+Adam of our own over numpy arrays is far slower, since DyNet copies arrays to numpy element by
+element (measured: BENCHMARKS.md, issue 17).
 """
 from __future__ import annotations
 
 import json
 import math
 import shutil
+import sys
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -29,11 +32,12 @@ from stackparse.config import check, setting, write_json
 from stackparse.errors import UserError
 from stackparse.training.averaging import ParameterAverage
 
-
 OPTIMIZERS = {
     "sgd": lambda pc, lr: dy.SimpleSGDTrainer(pc, learning_rate=lr),
     "adam": lambda pc, lr: dy.AdamTrainer(pc, alpha=lr),
 }
+PROGRESS_EVERY = 30.0
+"""Seconds between progress lines when standard error is not a terminal (a log file, a pipe)."""
 
 
 @dataclass(frozen=True)
@@ -67,11 +71,8 @@ class TrainConfig:
 
 
 class Objective(Protocol):
-    """What the trainer needs from a model and its data.
-
-    criterion / maximize: the validation metric that selects models, and its direction.
-    unit: what `losses` counts (for the progress bar: "chars", "sents", ...).
-    """
+    """What the trainer needs from a model and its data. criterion / maximize: the validation metric
+    that selects models, and its direction; unit: what `losses` counts ("chars", "sents", ...)."""
     criterion: str
     maximize: bool
     unit: str
@@ -82,11 +83,9 @@ class Objective(Protocol):
         """This epoch's minibatches (the epoch number lets a task run a curriculum)."""
 
     def losses(self, batch) -> Iterator[tuple[dy.Expression, int]]:
-        """(loss, units) per graph: one for full BPTT, one per segment for truncated BPTT.
-        Each is built in a fresh computation graph; the trainer backpropagates and updates.
-        A loss is anything with `value()` and `backward()`: a `dy.Expression`, or a
-        `stackparse.training.gradients.PrecomputedLoss`, whose `backward` adds gradients computed
-        outside DyNet (RTRL, UORO) to the parameters' gradients."""
+        """(loss, units) per graph (one for full BPTT, one per truncated-BPTT segment), each built in a
+        fresh graph. A loss has `value()` and `backward()`: a `dy.Expression`, or a
+        `stackparse.training.gradients.PrecomputedLoss` (gradients computed outside DyNet: RTRL, UORO)."""
 
     def validate(self) -> dict[str, float]: ...
 
@@ -98,15 +97,14 @@ class Objective(Protocol):
 
 
 class Hook(Protocol):
-    """Acts on the weights or the learning rate around each update (a training scheme's piece, e.g.
-    `stackparse.training.noise`); `Trainer(hooks=...)` registers them, called in their list's order."""
+    """Acts on the weights or the learning rate around each update (e.g. `stackparse.training.noise`);
+    called in `Trainer(hooks=...)`'s order. `before_update` runs before the objective's next loss is
+    taken (the loss and its gradient see what it leaves), with the epoch's generator, so a resumed run
+    is exact; `after_update` after that update, or after the minibatch had no loss left."""
 
-    def before_update(self, optimizer: dy.Trainer, rng: np.random.Generator) -> None:
-        """Before the trainer takes the objective's next loss: the loss and its gradient see what
-        this leaves. `rng` is the epoch's generator (the objective's too), so a resumed run is exact."""
+    def before_update(self, optimizer: dy.Trainer, rng: np.random.Generator) -> None: ...
 
-    def after_update(self, optimizer: dy.Trainer) -> None:
-        """After that update, or after the objective had no loss left for the minibatch."""
+    def after_update(self, optimizer: dy.Trainer) -> None: ...
 
 
 @dataclass
@@ -138,11 +136,8 @@ def _better(value: float, best: float | None, maximize: bool) -> bool:
 
 
 def save_dir_atomically(directory: Path, write: Callable[[Path], None]) -> None:
-    """Write a directory's contents into a temporary sibling, then swap it in.
-
-    A crash leaves either the old directory or the new one (or, between the two renames, the old
-    one under `.old`, which `load_dir` falls back to), never a half-written one.
-    """
+    """Write a directory's contents into a temporary sibling, then swap it in: a crash leaves the old
+    directory or the new one (between the renames, the old under `.old`: `existing_dir`), never half."""
     directory = Path(directory)
     tmp, old = directory.with_name(directory.name + ".tmp"), directory.with_name(directory.name + ".old")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -157,14 +152,11 @@ def save_dir_atomically(directory: Path, write: Callable[[Path], None]) -> None:
 
 def existing_dir(directory: Path) -> Path | None:
     """`directory`, or its `.old` copy if a crash happened mid-swap, or None."""
-    for d in (Path(directory), Path(directory).with_name(Path(directory).name + ".old")):
-        if d.is_dir():
-            return d
-    return None
+    directory = Path(directory)
+    return next((d for d in (directory, directory.with_name(directory.name + ".old")) if d.is_dir()), None)
 
 
 def _applied(average: ParameterAverage | None):
-    """The averaged parameters in the model within the block, when averaging is on."""
     return nullcontext() if average is None else average.applied()
 
 
@@ -174,36 +166,13 @@ def epoch_seed(seed: int, restart: int, epoch: int) -> int:
     return int(np.random.SeedSequence([seed, restart, epoch + 1]).generate_state(1)[0] % (2**31 - 1)) + 1
 
 
-def _updates(losses: Iterator, optimizer, average: ParameterAverage | None, hooks: Sequence[Hook], rng):
-    """Backward and update for each (loss, units) of `losses`, the hooks before and after each, and
-    around the last request, which finds `losses` exhausted (a hook cannot know that no update
-    follows: Algorithm 2's noise draws once more per minibatch, the draw order of the published
-    numbers). Yields (the loss's value, units) per update."""
-    losses = iter(losses)
-    while True:
-        for hook in hooks:
-            hook.before_update(optimizer, rng)
-        item = next(losses, None)
-        if item is not None:
-            value = item[0].value()
-            item[0].backward()
-            optimizer.update()
-            if average is not None:
-                average.update()
-        for hook in hooks:
-            hook.after_update(optimizer)
-        if item is None:
-            return
-        yield value, item[1]
-
-
 class Trainer:
     """Train an objective built by `build(seed)`; `fit` returns the best run's result.
 
     Args:
         config: the trainer's settings.
-        build: makes a fresh objective (new parameters) for one restart, from a seed; DyNet's
-          random seed is reset to that seed just before, so initialisation is reproducible.
+        build: a fresh objective (new parameters) for one restart from a seed, just after DyNet's random
+          seed is reset from it, so initialisation is reproducible.
         progress: show a progress bar (tqdm, on standard error).
         hooks: makes the hooks of one restart from its objective (none if not given).
     """
@@ -212,6 +181,7 @@ class Trainer:
                  hooks: Callable[[Objective], Sequence[Hook]] | None = None):
         config.validate()
         self.config, self.build, self.progress, self.hooks = config, build, progress, hooks
+        self._last_epoch = 0.0          # seconds the last epoch took, validation included
 
     def fit(self, out: Path | str, resume: bool = False) -> TrainResult:
         """Run every restart (resuming finished and interrupted ones from `out` if asked)."""
@@ -233,35 +203,32 @@ class Trainer:
             objective.restore(checkpoint)
         elif run_dir.exists():
             shutil.rmtree(run_dir)
-        optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), state.lr)
-        optimizer.set_clip_threshold(cfg.clip)    # DyNet: a threshold of 0 turns clipping off
         average = ParameterAverage(objective.param_collection(), cfg.average, cfg.average_every) if cfg.average else None
         if checkpoint is not None and average is not None:
             average.load(checkpoint / "average.npz")
         hooks = self.hooks(objective) if self.hooks else ()
-        try:
-            while not state.finished and state.epoch < cfg.epochs:
-                metrics = self._epoch(objective, optimizer, average, state, seed, hooks)
-                self._after_epoch(objective, average, state, metrics, run_dir, out)
-        except KeyboardInterrupt:
-            tqdm.write(f"interrupted: the best model so far is kept in {out / 'best'}")
-            raise
+        while not state.finished and state.epoch < cfg.epochs:
+            metrics = self._epoch(objective, average, state, seed, hooks)
+            self._after_epoch(objective, average, state, metrics, run_dir, out)
         if existing_dir(run_dir / "best") is None:      # no epoch ran (resumed a finished run)
             raise UserError(f"{run_dir}: no trained model found to resume from")
         best_metrics = json.loads((existing_dir(run_dir / "best") / "metrics.json").read_text())
         return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best", objective.maximize,
                            objective)
 
-    def _epoch(self, objective, optimizer, average: ParameterAverage | None, state: RunState, seed: int,
+    def _epoch(self, objective, average: ParameterAverage | None, state: RunState, seed: int,
                hooks: Sequence[Hook]) -> dict:
         cfg = self.config
         rng = np.random.default_rng([seed, state.restart, state.epoch])
         dy.reset_random_seed(epoch_seed(seed, state.restart, state.epoch))
-        optimizer.learning_rate = self._lr(state)
+        lr = cfg.lr / (1 + cfg.lr_decay * state.epoch) if cfg.lr_schedule == "inverse" else state.lr
+        optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), lr)
+        optimizer.set_clip_threshold(cfg.clip)    # DyNet: a threshold of 0 turns clipping off
         batches = objective.batches(state.epoch, rng)
         start = time.perf_counter()
         desc = f"run {state.restart} epoch {state.epoch + 1}/{cfg.epochs}"
-        total_loss, total_units = self.run_epoch(objective, optimizer, batches, average, desc, hooks, rng)
+        total_loss, total_units = self.run_epoch(objective, optimizer, batches, average, desc, hooks, rng,
+                                                 lambda done, elapsed: self._time_left(state, done, elapsed))
         train_time = time.perf_counter() - start
         metrics = {"epoch": state.epoch + 1, "restart": state.restart, "lr": optimizer.learning_rate,
                    "train_loss": total_loss / max(total_units, 1),
@@ -273,32 +240,57 @@ class Trainer:
         return metrics
 
     def run_epoch(self, objective, optimizer, batches, average: ParameterAverage | None = None,
-                  desc: str = "training", hooks: Sequence[Hook] = (),
-                  rng: np.random.Generator | None = None) -> tuple[float, int]:
-        """The inner loop: for each batch's losses, backward and an optimizer update (then the average's),
-        each bracketed by the hooks, which draw from `rng`.
-
-        Returns:
-            The summed loss values and units over `batches` (any iterable: the speed measure stops early).
-        """
+                  desc: str = "training", hooks: Sequence[Hook] = (), rng: np.random.Generator | None = None,
+                  time_left: Callable[[float, float], float] | None = None) -> tuple[float, int]:
+        """The inner loop: per loss of each batch, backward and an optimizer update (then the average's),
+        bracketed by the hooks (which draw from `rng`), and the hooks once more around the request that finds
+        the batch's losses exhausted (a hook cannot know that no update follows: Algorithm 2's noise draws once
+        more per minibatch, the draw order of the published numbers). Returns the summed loss values and
+        units over `batches` (any iterable: the speed measure stops early). `time_left(share of the epoch
+        done, seconds)` says how long the run may still take, for the progress shown."""
         total_loss, total_units, start = 0.0, 0, time.perf_counter()
+        lines, last_line = self.progress and not sys.stderr.isatty(), start
         with tqdm(batches, desc=desc, unit="batch", disable=None if self.progress else True, leave=False) as bar:
-            for batch in bar:
-                for loss, units in _updates(objective.losses(batch), optimizer, average, hooks, rng):
-                    total_loss += loss
-                    total_units += units
-                elapsed = time.perf_counter() - start
-                bar.set_postfix(loss=f"{total_loss / max(total_units, 1):.4f}",
-                                rate=f"{total_units / max(elapsed, 1e-9):.0f} {objective.unit}/s")
+            for done, batch in enumerate(bar, 1):
+                losses, item = iter(objective.losses(batch)), ()
+                while item is not None:
+                    for hook in hooks:
+                        hook.before_update(optimizer, rng)
+                    item = next(losses, None)
+                    if item is not None:
+                        total_loss += item[0].value()
+                        total_units += item[1]
+                        item[0].backward()
+                        optimizer.update()
+                        if average is not None:
+                            average.update()
+                    for hook in hooks:
+                        hook.after_update(optimizer)
+                now = time.perf_counter()
+                shown = {"loss": f"{total_loss / max(total_units, 1):.4f}",
+                         "rate": f"{total_units / max(now - start, 1e-9):.0f} {objective.unit}/s"}
+                if time_left is not None and hasattr(batches, "__len__"):
+                    shown["run left"] = _duration(time_left(done / len(batches), now - start))
+                bar.set_postfix(shown)
+                if lines and now - last_line >= PROGRESS_EVERY:
+                    print(f"{desc}: {done}/{getattr(batches, '__len__', lambda: '?')()} batches, "
+                          + ", ".join(f"{k} {v}" for k, v in shown.items()), file=sys.stderr, flush=True)
+                    last_line = now
         return total_loss, total_units
 
-    def _lr(self, state: RunState) -> float:
-        if self.config.lr_schedule == "inverse":
-            return self.config.lr / (1 + self.config.lr_decay * state.epoch)
-        return state.lr
+    def _time_left(self, state: RunState, done: float, elapsed: float) -> float:
+        """At most how long the run still takes: this epoch at its pace so far, then the epochs left at the
+        last one's pace (validation included), within the time budget (patience may stop it sooner)."""
+        epoch = elapsed / max(done, 1e-9)
+        left = epoch - elapsed + (self.config.epochs - state.epoch - 1) * max(epoch, self._last_epoch)
+        if self.config.max_minutes:
+            left = min(left, 60 * self.config.max_minutes - state.seconds - elapsed)
+        return max(left, 0.0)
 
-    def _after_epoch(self, objective, average: ParameterAverage | None, state, metrics, run_dir: Path, out: Path) -> None:
+    def _after_epoch(self, objective, average: ParameterAverage | None, state, metrics, run_dir: Path,
+                     out: Path) -> None:
         cfg = self.config
+        self._last_epoch = metrics["epoch_seconds"]
         value = metrics[objective.criterion]
         if not math.isfinite(value):
             raise UserError(f"training diverged: validation {objective.criterion} is {value} at "
@@ -309,7 +301,7 @@ class Trainer:
         metrics["best"] = state.best
         if improved:
             with _applied(average):
-                save_dir_atomically(run_dir / "best", lambda d: self._save(objective, d, metrics))
+                save_dir_atomically(run_dir / "best", lambda d: self._save(objective, d, "metrics.json", metrics))
             self._keep_overall_best(out, run_dir, state, objective.maximize)     # so Ctrl-C always leaves out/best
         else:
             state.bad_epochs += 1
@@ -325,19 +317,17 @@ class Trainer:
         if self.progress:
             tqdm.write(f"run {state.restart} epoch {state.epoch}/{cfg.epochs}: " + "  ".join(
                 f"{k} {v:.4g}" for k, v in metrics.items() if isinstance(v, float)))
-        save_dir_atomically(run_dir / "checkpoint", lambda d: self._checkpoint(objective, average, d, state))
+        save_dir_atomically(run_dir / "checkpoint",
+                            lambda d: self._save(objective, d, "run_state.json", state.__dict__, average))
 
     @staticmethod
-    def _save(objective, directory: Path, metrics: dict) -> None:
+    def _save(objective, directory: Path, name: str, content: dict, average: ParameterAverage | None = None) -> None:
+        """The model and `content` as `name`; a checkpoint's model is the raw parameters (training goes on
+        from them), with the average beside."""
         objective.save(directory)
-        write_json(directory / "metrics.json", metrics)
-
-    @staticmethod
-    def _checkpoint(objective, average: ParameterAverage | None, directory: Path, state: RunState) -> None:
-        objective.save(directory)      # the raw parameters: training goes on from them
         if average is not None:
             average.save(directory / "average.npz")
-        write_json(directory / "run_state.json", state.__dict__)
+        write_json(directory / name, content)
 
     @staticmethod
     def _keep_overall_best(out: Path, run_dir: Path, state: RunState, maximize: bool) -> None:
@@ -348,3 +338,9 @@ class Trainer:
                 return
         source = existing_dir(run_dir / "best")
         save_dir_atomically(out / "best", lambda d: [shutil.copy2(f, d / f.name) for f in source.iterdir()])
+
+
+def _duration(seconds: float) -> str:
+    """1h05m, 12m30s or 45s."""
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
