@@ -188,3 +188,17 @@ def test_bench_progress_shows_the_epoch_of_each_run_under_way(tmp_path):
     (tmp_path / done.key / "result.json").write_text("{}")
     assert _epochs([(running, tmp_path), (done, tmp_path), (Job("anbn", "rnn", 3), tmp_path)]) == {
         running.key: "epoch 3"}
+
+
+def test_ctrl_c_says_what_is_really_kept(tmp_path, monkeypatch):
+    from stackparse import experiments
+    from tests.cli_runner import invoke
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(experiments, "run", interrupted)
+    result = invoke("train", "anbn", "--model", "rnn", "--out", tmp_path / "r", "--quiet")
+    assert result.exit_code == 130
+    assert result.output == f"interrupted: no epoch had finished, no model was saved in {tmp_path / 'r'}\n"
+    (tmp_path / "r" / "best").mkdir(parents=True)
+    assert "the best model so far is in" in invoke("train", "anbn", "--model", "rnn", "--out", tmp_path / "r").output
