@@ -178,7 +178,7 @@ def test_the_nspda_ablations_vary_one_setting_each_on_anbn_and_dyck2():
     assert {label: j.data_settings["grad"] for label, j in grad.items()} == {"bptt": "bptt", "rtrl": "rtrl", "uoro": "uoro"}
     assert grad["rtrl"].model == "nspda3"
     two_stage = [j for j in suites.get_suite("nspda-incremental").jobs(1) if j.label == "two-stage"]
-    assert all(j.data_settings["curriculum_two_stage"] for j in two_stage)
+    assert all(j.data_settings["incremental"] == "two-stage" for j in two_stage)
 
 
 def test_report_into_a_marked_block_of_a_markdown_file(tmp_path, monkeypatch):

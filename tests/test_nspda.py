@@ -187,7 +187,7 @@ def test_grammar_tasks_are_registered_and_score_the_last_symbol():
 
 def test_training_nspda2_with_rule_insertion_beats_chance(tmp_path):
     task = small_task("anbn")
-    data = SequenceTraining(epoch_size=100, insert_rules=0.5, noise=0.05)
+    data = SequenceTraining(epoch_size=100, insert_rules=0.5, noise=0.05, noise_kind="additive")   # the earlier noise
     cls = get_model_class("nspda2")
 
     def build(seed):

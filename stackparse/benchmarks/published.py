@@ -43,3 +43,15 @@ def grefenstette_table3(measure: str) -> dict:
     """task -> column -> the paper's number for one of GREFENSTETTE_TABLE3_MEASURES."""
     i = GREFENSTETTE_TABLE3_MEASURES.index(measure)
     return {task: {column: row[i] for column, row in columns.items()} for task, columns in GREFENSTETTE_TABLE3.items()}
+
+
+MALI_TABLE4_TEST = {
+    # Mali, Ororbia & Giles, Table 4: mean test error (%, 5 runs, strings up to T = 60), the rows our `grammar`
+    # columns stand for (rnn2 and nnpda: the "reg (ours)" rows, trained with the regulariser; nspda2 = M1,
+    # nspda3 = M2); "Parenthesis" read as Dyck(2). As extracted in shared/reproduction-gaps.md §4.1.
+    "pda-palindrome": {"rnn2": 1.88, "nnpda": 4.28, "nspda2": 0.00, "nspda3": 0.00},
+    "pda-anbn":       {"rnn2": 2.09, "nnpda": 14.20, "nspda2": 0.06, "nspda3": 0.01},
+    "pda-anbncbmam":  {"rnn2": 2.19, "nnpda": 13.00, "nspda2": 0.99, "nspda3": 0.00},
+    "pda-anmbncm":    {"rnn2": 0.99, "nnpda": 41.01, "nspda2": 0.09, "nspda3": 0.00},
+    "pda-dyck2":      {"rnn2": 27.59, "nnpda": 27.09, "nspda2": 2.58, "nspda3": 0.88},
+}

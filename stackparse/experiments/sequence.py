@@ -5,13 +5,14 @@ Grefenstette et al.'s) apply over the trainer's and the data's; the settings giv
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import dynet as dy
 import numpy as np
 
-from stackparse.config import from_dict, load_config, setting
+from stackparse.config import from_dict, setting
 from stackparse.errors import UserError
 from stackparse.evaluation.sequence import evaluate_sizes
 from stackparse.experiments import KINDS, Kind, with_changes
@@ -89,8 +90,9 @@ class SequenceExperiment(Kind):
         return objective
 
     def hooks(self, objective: SequenceObjective) -> list:
-        """The trainer hooks of one restart: the weights' and the learning rate's noise."""
-        return hooks_for(self.settings.data, objective.model)
+        """The trainer hooks of one restart: the weights' and the learning rate's noise (each in its stage of
+        two-stage incremental learning)."""
+        return hooks_for(self.settings.data, objective.model, objective.stage)
 
     def test(self, objective: SequenceObjective) -> dict:
         s = self.settings
@@ -103,7 +105,17 @@ def load(run_dir: Path | str) -> tuple[SequenceExperiment, SequenceObjective]:
     run_dir = Path(run_dir)
     if not (run_dir / "config.json").is_file() or not (run_dir / "best" / "params").is_file():
         raise UserError(f"{run_dir}: not a finished run (config.json or best/params missing)")
-    experiment = SequenceExperiment(load_config(run_dir / "config.json", SequenceSettings))
+    experiment = SequenceExperiment(_saved_settings(run_dir / "config.json"))
     objective = experiment.build(experiment.settings.train.seed)
     objective.restore(run_dir / "best")
     return experiment, objective
+
+
+def _saved_settings(path: Path) -> SequenceSettings:
+    """A run's saved settings. Runs saved before Algorithm 1 replaced `curriculum_two_stage` carry that
+    setting: off, it changed nothing and is dropped; on, the run used the retired scheme and is refused."""
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    if saved.get("data", {}).pop("curriculum_two_stage", False):
+        raise UserError(f"{path.parent}: trained with the retired curriculum_two_stage scheme (not the paper's "
+                        f"Algorithm 1); retrain it with --incremental two-stage")
+    return from_dict(SequenceSettings, saved)

@@ -14,16 +14,37 @@ The training schemes are pieces an experiment composes (none is switched on here
     Trainer(train, build, hooks=lambda o: hooks_for(settings, o.model))  # stackparse.training.noise
 
 `settings` is a `SequenceTraining`: the data (`SequenceDataConfig`) and each scheme's settings, the NSPDA paper's
-options: incremental learning (Algorithm 1's two stages: the first half of each curriculum period sees only the
-newly added sizes, or all so far when no example has them; the second half all so far), the gradient algorithm and
-iterative refinement, the noises, rule insertion.
+options: incremental learning, the gradient algorithm and iterative refinement, the noises, rule insertion.
+
+Incremental learning is the task's curriculum (`curriculum_*`: the largest size grows every few epochs), or, with
+`incremental="two-stage"`, the NSPDA paper's Algorithm 1 (`algorithm1`), which reads:
+
+    stage 1: for N_l = 1..N_Tr: one pass over D_l = the training strings of length <= N_l  (sequential phase)
+             while not converged on V [and] e_n < bound_1: a pass over D_l, e_n += 1         (random phase)
+    stage 2: the same with N_l = 1..N_max (the longest training length) and bound_2          (e_n not reset)
+
+with N_Tr `incremental_midpoint` and the bounds `incremental_stage1` and `incremental_stage2` (the paper's values
+are their defaults).
+
+Choices the text leaves open, and why:
+- The loop condition is printed "not converged or e_n < bound": taken literally the bound would be a minimum and a
+  run that never converges would never reach stage 2. We read it as the loop's intent, "until converged on V, at
+  most up to the bound", which keeps the whole schedule within the paper's epoch cap.
+- e_n counts the random phases' epochs only, as the pseudo-code increments it; the sequential passes are extra.
+- "Converged on V": every validation string classified correctly, the paper's mark of
+  convergence applied to V; checked before each random-phase epoch, as a while loop does.
+- A pass is one trainer epoch over D_l in a random order, capped at `epoch_size` strings (the paper recipe sets it
+  to the whole training set); when Algorithm 1 returns, `validate` reports `done` and the trainer stops.
+- The schedule's state is the record of which epochs ended converged, saved beside the parameters, so a resumed
+  run continues exactly.
 """
 from __future__ import annotations
 
 import dataclasses
-import math
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import dynet as dy
 import numpy as np
@@ -37,9 +58,12 @@ from stackparse.tasks.base import Protocol, Task
 from stackparse.training.methods import GradientMethod, GradientSettings, TruncatedBPTT
 from stackparse.training.noise import NoiseSettings
 from stackparse.training.rules import RuleInsertion
-from stackparse.training.trainer import TrainConfig
+from stackparse.training.trainer import DONE, TrainConfig
 
 CURRICULUM = ("curriculum_start", "curriculum_step", "curriculum_every")
+INCREMENTAL = ("curriculum", "two-stage")
+SCHEDULE = "schedule.json"
+"""Algorithm 1's record (which epochs ended converged on V), saved beside the parameters."""
 
 
 @dataclass(frozen=True)
@@ -52,8 +76,13 @@ class SequenceDataConfig:
                                     "curriculum)", min=0)
     curriculum_step: int = setting(0, "curriculum: sizes added each time it grows (0 = the task's)", min=0)
     curriculum_every: int = setting(0, "curriculum: epochs between growths (0 = the task's)", min=0)
-    curriculum_two_stage: bool = setting(False, "incremental learning in two stages (NSPDA Algorithm 1): each "
-                                         "curriculum period trains first on the new sizes alone, then on all")
+    incremental: str = setting("curriculum", "incremental learning: curriculum (the curriculum_* growth) or "
+                               "two-stage (NSPDA Algorithm 1)", choices=INCREMENTAL)
+    incremental_midpoint: int = setting(14, "two-stage: N_Tr, the length up to which the first stage grows", min=1)
+    incremental_stage1: int = setting(200, "two-stage: stage 1's random phase ends when validation is all "
+                                      "correct or after this many random-phase epochs", min=0)
+    incremental_stage2: int = setting(350, "two-stage: the same bound for stage 2, counting stage 1's "
+                                      "random-phase epochs too", min=0)
 
     def validate(self) -> None:
         check(self)
@@ -71,6 +100,7 @@ class SequenceTraining(GradientSettings, NoiseSettings, RuleInsertion, SequenceD
 
     def validate(self) -> None:
         GradientSettings.validate(self)          # check(self) over every field, and refinement's cross-check
+        NoiseSettings.validate(self)             # the noise shares' order
 
 
 def curriculum_max_n(p: Protocol, epoch: int) -> int:
@@ -81,16 +111,37 @@ def curriculum_max_n(p: Protocol, epoch: int) -> int:
     return min(p.train_n[1], max(p.curriculum_start, p.train_n[0]) + p.curriculum_step * (epoch // p.curriculum_every))
 
 
-def curriculum_range(p: Protocol, epoch: int, two_stage: bool) -> tuple[int, int]:
-    """The sizes trained on at `epoch`: train_n[0]..curriculum_max_n, or, in the first stage of a
-    two-stage curriculum period (Algorithm 1), only the sizes that period added."""
-    hi = curriculum_max_n(p, epoch)
-    if two_stage and p.curriculum_every > 0 and epoch >= p.curriculum_every \
-            and epoch % p.curriculum_every < math.ceil(p.curriculum_every / 2):
-        previous = curriculum_max_n(p, epoch - p.curriculum_every)
-        if previous < hi:
-            return previous + 1, hi
-    return p.train_n[0], hi
+def curriculum_range(p: Protocol, epoch: int) -> tuple[int, int]:
+    """The sizes trained on at `epoch` by the task's curriculum: train_n[0]..curriculum_max_n."""
+    return p.train_n[0], curriculum_max_n(p, epoch)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One epoch of Algorithm 1: its stage (1 or 2), phase ("sequential" or "random") and N_l, the largest
+    length it trains on."""
+    stage: int
+    phase: str
+    n_l: int
+
+
+def algorithm1(epoch: int, converged: Sequence[bool], midpoint: int, n_max: int, bounds: tuple[int, int],
+               n_min: int = 1) -> Step | None:
+    """Epoch `epoch`'s step of two-stage incremental learning (module docstring), or None once the algorithm
+    has returned. `converged[e]`: whether the model was converged on V after epoch e (needed for e < epoch);
+    `midpoint` N_Tr, `n_max` the longest training length, `bounds` the random phases' e_n bounds,
+    `n_min` the shortest training length (the first N_l)."""
+    e = e_n = 0
+    for stage, (top, bound) in enumerate(((min(midpoint, n_max), bounds[0]), (n_max, bounds[1])), 1):
+        for n_l in range(n_min, top + 1):
+            if e == epoch:
+                return Step(stage, "sequential", n_l)
+            e += 1
+        while not (e > 0 and converged[e - 1]) and e_n < bound:
+            if e == epoch:
+                return Step(stage, "random", top)
+            e, e_n = e + 1, e_n + 1
+    return None
 
 
 def sample_sizes(task: Task, rng: np.random.Generator, lo: int, hi: int, count: int) -> list[Example]:
@@ -120,6 +171,8 @@ class SequenceObjective:
             rng = np.random.default_rng([validation_seed, 1])
             self.validation = sample_sizes(task, rng, *task.protocol.train_n, data.validation_size)
         self.rng = np.random.default_rng([validation_seed, 4])
+        self.epoch, self.epoch_examples = 0, []
+        self.converged: list[bool] = []     # Algorithm 1's record: converged on V after each epoch
 
     def param_collection(self) -> dy.ParameterCollection:
         return self.pc
@@ -127,22 +180,51 @@ class SequenceObjective:
     def batches(self, epoch: int, rng: np.random.Generator) -> list[list[Example]]:
         if isinstance(self.model, Scheduled):
             self.model.start_epoch(epoch)
-        self.rng = rng
+        self.rng, self.epoch = rng, epoch
         per_stream = self.data.stream_examples if self.task.protocol.stream else 1
-        examples = self.training_examples(epoch, rng)
+        examples = self.epoch_examples = self.training_examples(epoch, rng)
         streams = [concatenate(examples[i:i + per_stream]) for i in range(0, len(examples), per_stream)]
         b = self.train.batch_size
         return [streams[i:i + b] for i in range(0, len(streams), b)]
 
+    def step(self, epoch: int) -> Step | None:
+        """Algorithm 1's step at `epoch` (None: not two-stage learning, or the algorithm has returned)."""
+        if self.data.incremental != "two-stage":
+            return None
+        lo, hi = self.lengths()
+        return algorithm1(epoch, self.converged, self.data.incremental_midpoint, hi,
+                          (self.data.incremental_stage1, self.data.incremental_stage2), lo)
+
+    def lengths(self) -> tuple[int, int]:
+        """The shortest and longest training lengths (Algorithm 1's N_max = maxLen(D)): of the training split of a
+        task with fixed splits, else the task's training range."""
+        if self.task.fixed_splits:
+            sizes = [e.n for e in self.task.split("train")]
+            return min(sizes), max(sizes)
+        return self.task.protocol.train_n
+
+    def stage(self) -> int:
+        """The two-stage schedule's stage at the current epoch: 1 or 2, or 0 without it (for the hooks)."""
+        step = self.step(self.epoch)
+        return step.stage if step is not None else 0
+
     def training_examples(self, epoch: int, rng: np.random.Generator) -> list[Example]:
         """This epoch's examples, of the sizes the curriculum allows (module docstring)."""
-        lo, hi = curriculum_range(self.data.protocol(self.task), epoch, self.data.curriculum_two_stage)
+        step = self.step(epoch)
+        if step is not None:
+            lo, hi = self.lengths()[0], step.n_l
+        elif self.data.incremental == "two-stage":
+            return []       # Algorithm 1 has returned (a resumed run past its end)
+        else:
+            lo, hi = curriculum_range(self.data.protocol(self.task), epoch)
         if not self.task.fixed_splits:
             return sample_sizes(self.task, rng, lo, hi, self.data.epoch_size)
         train = self.task.split("train")
-        pool = [e for e in train if lo <= e.n <= hi] or [e for e in train if e.n <= hi]
-        if not pool:
-            raise UserError(f"{self.task.name}: no training example of size up to {hi}; raise curriculum_start")
+        pool = [e for e in train if lo <= e.n <= hi]
+        if step is None:
+            pool = pool or [e for e in train if e.n <= hi]
+            if not pool:
+                raise UserError(f"{self.task.name}: no training example of size up to {hi}; raise curriculum_start")
         return [pool[i] for i in rng.permutation(len(pool))[:self.data.epoch_size]]
 
     def losses(self, batch: list[Example]):
@@ -152,16 +234,36 @@ class SequenceObjective:
         return self.method.losses(self.model, batch, self.rng)
 
     def validate(self) -> dict[str, float]:
+        """Validation metrics; with the stopping rule on training accuracy (`TrainConfig.stop_metric`), also
+        `train_accuracy` over the training split; with Algorithm 1, `done` once it has returned."""
         self.model.training = False
         simplified = self.model.simplify(self.validation) if isinstance(self.model, Scheduled) else {}
         results = score_examples(self.model, self.validation)
         scored = sum(r.scored for r in results)
-        return {"val_entropy": sum(r.nll for r in results) / max(scored, 1) / np.log(2),
-                "val_accuracy": float(np.mean([r.correct for r in results])),
-                "val_fine_accuracy": float(np.mean([r.fine for r in results])), **simplified}
+        metrics = {"val_entropy": sum(r.nll for r in results) / max(scored, 1) / np.log(2),
+                   "val_accuracy": float(np.mean([r.correct for r in results])),
+                   "val_fine_accuracy": float(np.mean([r.fine for r in results])), **simplified}
+        if self.train.stop_metric == "train_accuracy":
+            metrics["train_accuracy"] = self.train_accuracy()
+        if self.data.incremental == "two-stage":
+            del self.converged[self.epoch:]
+            self.converged.append(metrics["val_accuracy"] == 1.0)
+            metrics[DONE] = float(self.step(self.epoch + 1) is None)
+        return metrics
+
+    def train_accuracy(self) -> float:
+        """The share of training examples classified correctly: the whole training split of a task with
+        fixed splits, else this epoch's examples."""
+        examples = self.task.split("train") if self.task.fixed_splits else self.epoch_examples
+        return float(np.mean([r.correct for r in score_examples(self.model, examples)])) if examples else 0.0
 
     def save(self, directory: Path) -> None:
         self.pc.save(str(Path(directory) / "params"))
+        if self.data.incremental == "two-stage":
+            (Path(directory) / SCHEDULE).write_text(json.dumps({"converged": self.converged}))
 
     def restore(self, directory: Path) -> None:
         self.pc.populate(str(Path(directory) / "params"))
+        schedule = Path(directory) / SCHEDULE
+        if schedule.is_file():
+            self.converged = json.loads(schedule.read_text())["converged"]

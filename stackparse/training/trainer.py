@@ -65,9 +65,17 @@ class TrainConfig:
                              min=0, max=1, max_open=True)
     average_every: int = setting(1, "fold the parameters into the average every N updates (cheaper, "
                                  "same time constant)", min=1)
+    stop_metric: str = setting("", "stop a run after the first epoch whose metric of this name (e.g. "
+                               "train_accuracy, which the sequence objective then measures) reaches "
+                               "stop_at; '' = never")
+    stop_at: float = setting(1.0, "the value of stop_metric that stops a run")
 
     def validate(self) -> None:
         check(self)
+
+
+DONE = "done"
+"""A metric an objective's `validate` may report: true once its data schedule has ended (the run stops)."""
 
 
 class Objective(Protocol):
@@ -87,7 +95,8 @@ class Objective(Protocol):
         fresh graph. A loss has `value()` and `backward()`: a `dy.Expression`, or a
         `stackparse.training.gradients.PrecomputedLoss` (gradients computed outside DyNet: RTRL, UORO)."""
 
-    def validate(self) -> dict[str, float]: ...
+    def validate(self) -> dict[str, float]:
+        """The epoch's metrics: `criterion`, and any others (`DONE`: the objective has no more to train)."""
 
     def save(self, directory: Path) -> None:
         """Everything needed to reload the model (parameters, vocabularies, settings)."""
@@ -129,6 +138,19 @@ class TrainResult:
     model_dir: Path
     maximize: bool          # whether a larger `best` is better (the objective's criterion)
     objective: Objective    # the restart's objective, as training left it (restore `model_dir` into it)
+
+
+def _stops(cfg: TrainConfig, metrics: dict) -> bool:
+    """The stopping rules beyond the epoch count, the time budget and patience: the objective says it is done,
+    or `stop_metric` has reached `stop_at` (the NSPDA paper: training until its accuracy is perfect)."""
+    if metrics.get(DONE):
+        return True
+    if not cfg.stop_metric:
+        return False
+    if cfg.stop_metric not in metrics:
+        raise UserError(f"stop_metric {cfg.stop_metric!r} is not a metric of this objective: "
+                        f"{', '.join(sorted(metrics))}")
+    return metrics[cfg.stop_metric] >= cfg.stop_at
 
 
 def _better(value: float, best: float | None, maximize: bool) -> bool:
@@ -311,7 +333,7 @@ class Trainer:
         state.seconds += metrics["epoch_seconds"]
         out_of_time = cfg.max_minutes > 0 and state.seconds + metrics["epoch_seconds"] > 60 * cfg.max_minutes
         state.finished = (state.epoch >= cfg.epochs or out_of_time
-                          or (cfg.patience > 0 and state.bad_epochs >= cfg.patience))
+                          or (cfg.patience > 0 and state.bad_epochs >= cfg.patience) or _stops(cfg, metrics))
         with open(out / "log.jsonl", "a", encoding="utf-8") as log:
             log.write(json.dumps(metrics) + "\n")
         if self.progress:
