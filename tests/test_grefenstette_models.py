@@ -99,3 +99,56 @@ def test_cli_trains_and_reports_coarse_and_fine_accuracy(tmp_path, name):
     table = CliRunner().invoke(cli.main, ["inspect", str(out), "--n", "8"])
     assert table.exit_code == 0, table.output
     assert "| <s> |" in table.output and ("push" in table.output) == (name != "deep-lstm")
+
+
+# ---- issue 19: the deque's bottom end starts as a queue's front (docs/deque.md) --------------------
+def test_the_deque_bottom_push_starts_below_its_pop_and_b_du_keeps_its_initial_value(rng):
+    model = build("neural-deque", memory_size=4)
+    state, _ = run(model, rng.integers(0, N_IN, size=(1, B)))
+    (top, bottom) = [(s.push.npvalue(), s.pop.npvalue()) for s in state.signals]
+    assert np.all(top[0] > top[1]) and np.all(bottom[0] < bottom[1])       # top: a stack; bottom: pops more
+    assert np.allclose(model.controller.b_du.as_array(), [0.0, -1.0] * 2)
+    for name in ("neural-stack", "neural-queue"):
+        assert build(name, memory_size=4).controller.push_offsets == (0.0,)  # stack and queue unchanged
+
+
+def test_a_fresh_deque_reads_at_the_bottom_the_values_pushed_at_the_top(rng):
+    """The cause of issue 19: with both ends pushing 0.5 and popping 0.27, each read saw only its own end's
+    pushes (weight 0 on the other end's rows, and gradient 0 through max(0, 1 - sum)), so copy was unlearnable."""
+    from stackparse.memories.grefenstette import read_weights
+    model, steps = build("neural-deque", memory_size=4), 10
+    state, _ = run(model, rng.integers(0, N_IN, size=(steps, B)))
+    weights = read_weights(state.memory.strengths, from_top=False).npvalue()   # (2 steps, B), bottom rows first
+    assert weights[steps:].sum(0).min() > 0.5                                   # rows pushed at the top
+
+
+def test_the_deque_model_loss_matches_finite_differences_on_a_saturated_controller(rng):
+    """Issue 19 (4): the whole model's loss w.r.t. both ends' push/pop and value weights, with the controller's
+    weights scaled up so that most signals are near 0 or 1 (a trained-like controller)."""
+    from stackparse.sequences import masked_nll
+    model = build("neural-deque", memory_size=4, embedding=5)
+    c = model.controller
+    for p in (c.W_du, c.W_v, c.b_du):
+        p.set_value(p.as_array() * 8)
+    inputs, targets = rng.integers(0, N_IN, size=(9, B)), rng.integers(0, N_OUT, size=(9, B))
+
+    def loss():
+        dy.renew_cg()
+        state, terms = model.initial_state(B), []
+        for ids, ys in zip(inputs, targets):
+            state = model.step(state, list(ids))
+            terms.append(masked_nll(model.scores(state), list(ys), np.ones(B)))
+        return dy.sum_batches(dy.esum(terms))
+
+    loss().backward()
+    for p, m in ((c.W_du, 2), (c.W_v, 4)):
+        grad, base = p.grad_as_array().copy(), p.as_array().copy()
+        for end in range(2):
+            direction = np.zeros_like(base)
+            direction[end * m:(end + 1) * m] = rng.standard_normal(direction[end * m:(end + 1) * m].shape)
+            p.set_value(base + 1e-3 * direction)
+            plus = loss().value()
+            p.set_value(base - 1e-3 * direction)
+            minus = loss().value()
+            p.set_value(base)
+            assert (plus - minus) / 2e-3 == pytest.approx(float((grad * direction).sum()), abs=5e-3, rel=5e-2)

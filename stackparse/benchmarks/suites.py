@@ -292,7 +292,7 @@ SUITES = {s.name: s for s in [
                                                                     "(the default: 10)"),
                     "full": FULL}),
     # The parser's main job: training (the default `train-parser`, or one epoch), then test accuracy and
-    # parsing speed (`bench-parser`'s figures); the task is the treebank's `corpus get` name.
+    # parsing speed (`test-parser`'s figures); the task is the treebank's `corpus get` name.
     Suite("parser",
           "The stack-LSTM parser (Dyer et al. 2015) on UD English EWT v2.15: test LAS (gold tokenization "
           "and UPOS), greedy decoding",

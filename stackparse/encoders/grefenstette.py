@@ -14,6 +14,16 @@ a `NeuralStack`, `NeuralQueue` or `NeuralDeque` (`stackparse.memories.grefenstet
 The pop bias b_u starts at `pop_bias` = -1, as the paper's Appendix B recommends for the controller to use the
 memory at all; the push bias at 0. h_0 and the LSTM's initial cell are zero (the paper learns h_0). Before any
 input the output is the zero vector (o_t is defined from the first input on).
+
+The deque's bottom end starts pushing less than it pops (docs/deque.md): its push's pre-activation is
+b_d^bot + W_d^bot o'_t + `bottom_push_offset` (a constant, -2 by default; 0 is the paper's reading, the same start
+at both ends), so d^bot starts near sigmoid(-2) = 0.12 < u^bot = 0.27. With both ends starting at the paper's d = 0.5 > u = 0.27, each end holds
+more than 1 of its own strength after three steps, each read then sees only its own end's last pushes, and the
+read's max(0, 1 - sum) has gradient exactly 0 for every row behind them: no gradient ever reaches the other end's
+values, the deque is two stacks and cannot learn copy. With the offset the top end starts as the stack (d 0.5,
+u 0.27) and the bottom read starts on the oldest values pushed at the top (a queue's front). A constant offset
+rather than a different initial b_d: the same updates under SGD, Adam and RMSProp (the gradient does not depend on
+where b_d starts), and b_du keeps its documented initial value tile([0, pop_bias]).
 """
 from __future__ import annotations
 
@@ -33,6 +43,13 @@ class NeuralMemoryConfig(EncoderConfig):
     memory_size: int = setting(help="dimension of the values pushed (neural-stack, -queue, -deque)", min=1)
     layers: int = setting(1, "recurrent layers", min=1)
     pop_bias: float = setting(-1.0, "initial bias of the pop signals (Grefenstette et al.'s Appendix B: -1)")
+
+
+@dataclass(frozen=True)
+class NeuralDequeConfig(NeuralMemoryConfig):
+    bottom_push_offset: float = setting(-2.0, "deque: constant added to the bottom end's push pre-activation, so "
+                                        "that it starts pushing less than it pops; 0 = the same start at both ends, "
+                                        "from which the deque never learns (docs/deque.md)")
 
 
 class ControllerState(NamedTuple):
@@ -59,6 +76,8 @@ class _NeuralMemoryEncoder(Encoder):
         self.b_v = self.pc.add_parameters((ends * m,), init=0.0, name="bv")
         self.W_o = self.pc.add_parameters((h, h), name="Wo")
         self.b_o = self.pc.add_parameters((h,), init=0.0, name="bo")
+        # Per end, a constant added to the push's pre-activation: the deque's bottom end (module docstring).
+        self.push_offsets = (0.0, getattr(c, "bottom_push_offset", 0.0))[:ends]
 
     def start(self, batch_size: int, tensors: list[dy.Expression] | None = None) -> ControllerState:
         """A zero LSTM state and an empty memory (both broadcast over any batch), or the state whose
@@ -100,11 +119,12 @@ class _NeuralMemoryEncoder(Encoder):
           One Signals per end (the deque: top, then bottom).
         """
         m = self.spec.memory_size
-        actions = dy.logistic(dy.affine_transform([self.b_du, self.W_du, controller]))      # (2 ends,)
+        pre = dy.affine_transform([self.b_du, self.W_du, controller])                        # (2 ends,)
+        actions = dy.logistic(pre)
         values = dy.tanh(dy.affine_transform([self.b_v, self.W_v, controller]))            # (ends m,)
-        return [Signals(dy.pick(actions, 2 * e), dy.pick(actions, 2 * e + 1),
-                        dy.pick_range(values, e * m, (e + 1) * m))
-                for e in range(self.memory_class.ends)]
+        return [Signals(dy.logistic(dy.pick(pre, 2 * e) + offset) if offset else dy.pick(actions, 2 * e),
+                        dy.pick(actions, 2 * e + 1), dy.pick_range(values, e * m, (e + 1) * m))
+                for e, offset in enumerate(self.push_offsets)]
 
     @staticmethod
     def state_tensors(state: ControllerState) -> list[dy.Expression]:
@@ -159,5 +179,8 @@ class NeuralDequeEncoder(_NeuralMemoryEncoder):
 
     `state.memory` is a `NeuralDeque`: `values`, (m, 2t) x batch, the bottom end first; `strengths`,
     (2t,) x batch; `read()`, [r_top, r_bottom].
-""" + _ARGS
+""" + _ARGS + """      bottom_push_offset: added to the bottom push's pre-activation (default -2; 0: the paper's
+        symmetric start, from which the deque does not learn: docs/deque.md).
+"""
+    Config = NeuralDequeConfig
     memory_class = NeuralDeque

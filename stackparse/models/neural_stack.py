@@ -22,6 +22,7 @@ from typing import ClassVar
 from stackparse.config import setting
 from stackparse.encoders.grefenstette import (
     NeuralDequeEncoder,
+    NeuralDequeConfig,
     NeuralMemoryConfig,
     NeuralQueueEncoder,
     NeuralStackEncoder,
@@ -38,6 +39,7 @@ class TransducerConfig(EmbeddingConfig):
 
 NeuralMemoryModelConfig = model_settings("NeuralMemoryModelConfig", NeuralMemoryConfig, TransducerConfig,
                                          memory_size=64)
+NeuralDequeModelConfig = model_settings("NeuralDequeModelConfig", NeuralDequeConfig, TransducerConfig, memory_size=64)
 
 
 @dataclass(frozen=True)
@@ -94,5 +96,6 @@ class NeuralDequeLSTM(_NeuralMemoryLSTM):
     name = "neural-deque"
     description = "LSTM controlling a neural double-ended queue (Grefenstette et al. 2015, eq. 6-11)"
     Encoder = NeuralDequeEncoder
+    Config = NeuralDequeModelConfig
     end_names = (" top", " bottom")
     evaluation_batch = 8        # twice the rows of a stack
