@@ -122,7 +122,7 @@ def _options(*settings, skip=()) -> list[click.Option]:
     seen = {}
     for instance in settings:
         for name, fld, value in _leaves(instance):
-            if name not in skip and name not in seen and not fld.metadata.get("cli") is False:
+            if name not in skip and name not in seen:
                 seen[name] = _option(name, fld, value)
     return list(seen.values())
 
