@@ -103,7 +103,7 @@ def test_cli_trains_and_reports_coarse_and_fine_accuracy(tmp_path, name):
 
 # ---- issue 19: the deque's bottom end starts as a queue's front (docs/deque.md) --------------------
 def test_the_deque_bottom_push_starts_below_its_pop_and_b_du_keeps_its_initial_value(rng):
-    model = build("neural-deque", memory_size=4)
+    model = build("neural-deque", memory_size=4, bottom_push_offset=-2.0)
     state, _ = run(model, rng.integers(0, N_IN, size=(1, B)))
     (top, bottom) = [(s.push.npvalue(), s.pop.npvalue()) for s in state.signals]
     assert np.all(top[0] > top[1]) and np.all(bottom[0] < bottom[1])       # top: a stack; bottom: pops more
@@ -116,7 +116,7 @@ def test_a_fresh_deque_reads_at_the_bottom_the_values_pushed_at_the_top(rng):
     """The cause of issue 19: with both ends pushing 0.5 and popping 0.27, each read saw only its own end's
     pushes (weight 0 on the other end's rows, and gradient 0 through max(0, 1 - sum)), so copy was unlearnable."""
     from stackparse.memories.grefenstette import read_weights
-    model, steps = build("neural-deque", memory_size=4), 10
+    model, steps = build("neural-deque", memory_size=4, bottom_push_offset=-2.0), 10
     state, _ = run(model, rng.integers(0, N_IN, size=(steps, B)))
     weights = read_weights(state.memory.strengths, from_top=False).npvalue()   # (2 steps, B), bottom rows first
     assert weights[steps:].sum(0).min() > 0.5                                   # rows pushed at the top
@@ -126,7 +126,7 @@ def test_the_deque_model_loss_matches_finite_differences_on_a_saturated_controll
     """Issue 19 (4): the whole model's loss w.r.t. both ends' push/pop and value weights, with the controller's
     weights scaled up so that most signals are near 0 or 1 (a trained-like controller)."""
     from stackparse.sequences import masked_nll
-    model = build("neural-deque", memory_size=4, embedding=5)
+    model = build("neural-deque", memory_size=4, embedding=5, bottom_push_offset=-2.0)
     c = model.controller
     for p in (c.W_du, c.W_v, c.b_du):
         p.set_value(p.as_array() * 8)

@@ -15,15 +15,15 @@ The pop bias b_u starts at `pop_bias` = -1, as the paper's Appendix B recommends
 memory at all; the push bias at 0. h_0 and the LSTM's initial cell are zero (the paper learns h_0). Before any
 input the output is the zero vector (o_t is defined from the first input on).
 
-The deque's bottom end starts pushing less than it pops (docs/deque.md): its push's pre-activation is
-b_d^bot + W_d^bot o'_t + `bottom_push_offset` (a constant, -2 by default; 0 is the paper's reading, the same start
-at both ends), so d^bot starts near sigmoid(-2) = 0.12 < u^bot = 0.27. With both ends starting at the paper's d = 0.5 > u = 0.27, each end holds
+The deque's bottom push's pre-activation is b_d^bot + W_d^bot o'_t + `bottom_push_offset` (docs/deque.md). The
+default 0 is the paper's biases as we read them, the same start at both ends; -2 starts d^bot near
+sigmoid(-2) = 0.12 < u^bot = 0.27. With both ends starting at the paper's d = 0.5 > u = 0.27, each end holds
 more than 1 of its own strength after three steps, each read then sees only its own end's last pushes, and the
 read's max(0, 1 - sum) has gradient exactly 0 for every row behind them: no gradient ever reaches the other end's
-values, the deque is two stacks and cannot learn copy. With the offset the top end starts as the stack (d 0.5,
-u 0.27) and the bottom read starts on the oldest values pushed at the top (a queue's front). A constant offset
-rather than a different initial b_d: the same updates under SGD, Adam and RMSProp (the gradient does not depend on
-where b_d starts), and b_du keeps its documented initial value tile([0, pop_bias]).
+values, the deque is two stacks. With the offset the top end starts as the stack (d 0.5, u 0.27) and the bottom
+read starts on the oldest values pushed at the top (a queue's front). It is not the default because in the
+transduction tasks' default training it has not yet been seen to help (BENCHMARKS.md, issue 19). A constant
+offset rather than a different initial b_d: b_du keeps its documented initial value tile([0, pop_bias]).
 """
 from __future__ import annotations
 
@@ -47,9 +47,10 @@ class NeuralMemoryConfig(EncoderConfig):
 
 @dataclass(frozen=True)
 class NeuralDequeConfig(NeuralMemoryConfig):
-    bottom_push_offset: float = setting(-2.0, "deque: constant added to the bottom end's push pre-activation, so "
-                                        "that it starts pushing less than it pops; 0 = the same start at both ends, "
-                                        "from which the deque never learns (docs/deque.md)")
+    bottom_push_offset: float = setting(0.0, "deque: constant added to the bottom end's push pre-activation; 0 = "
+                                        "the same start at both ends (the paper's biases as we read them); -2 starts "
+                                        "the bottom pushing less than it pops, which removes a dead start "
+                                        "(docs/deque.md)")
 
 
 class ControllerState(NamedTuple):
@@ -179,8 +180,8 @@ class NeuralDequeEncoder(_NeuralMemoryEncoder):
 
     `state.memory` is a `NeuralDeque`: `values`, (m, 2t) x batch, the bottom end first; `strengths`,
     (2t,) x batch; `read()`, [r_top, r_bottom].
-""" + _ARGS + """      bottom_push_offset: added to the bottom push's pre-activation (default -2; 0: the paper's
-        symmetric start, from which the deque does not learn: docs/deque.md).
+""" + _ARGS + """      bottom_push_offset: added to the bottom push's pre-activation (default 0, the paper's symmetric
+        start; -2 removes its dead start: docs/deque.md).
 """
     Config = NeuralDequeConfig
     memory_class = NeuralDeque
