@@ -93,12 +93,7 @@ def test_two_stage_training_stops_when_algorithm1_returns(tmp_path):
                             incremental_stage2=2, epoch_size=1000)
     task = GrammarTask(shipped_pda("anbn"), TOY)
 
-    def build(seed):
-        pc = dy.ParameterCollection()
-        model = MODELS["rnn"](pc, ModelConfig(hidden=3), len(task.symbols), len(task.outputs))
-        return SequenceObjective(task, model, pc, train, data, validation_seed=seed)
-    Trainer(train, build, progress=False).fit(tmp_path)
-    entries = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    entries = _fit_rnn(tmp_path, task, train, data)
     converged = [e["val_accuracy"] == 1.0 for e in entries]
     assert len(entries) == len(schedule(converged, midpoint=2, n_max=6, bounds=(1, 2), n_min=2))
     assert entries[-1]["done"] == 1.0 and all(e["done"] == 0.0 for e in entries[:-1])
@@ -110,12 +105,7 @@ def test_training_stops_once_the_stop_metric_is_reached(tmp_path, parity):
     train = TrainConfig(epochs=50, batch_size=4, lr=0.5, seed=3, stop_metric="train_accuracy", stop_at=0.0)
     data = SequenceTraining(epoch_size=20, stream_examples=1, validation_size=10)
 
-    def build(seed):
-        pc = dy.ParameterCollection()
-        model = MODELS["rnn"](pc, ModelConfig(hidden=3), len(parity.symbols), len(parity.outputs))
-        return SequenceObjective(parity, model, pc, train, data, validation_seed=seed)
-    Trainer(train, build, progress=False).fit(tmp_path)
-    entries = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    entries = _fit_rnn(tmp_path, parity, train, data)
     assert len(entries) == 1 and 0.0 <= entries[0]["train_accuracy"] <= 1.0
 
 
@@ -276,3 +266,13 @@ def test_a_resumed_two_stage_run_equals_the_uninterrupted_one(tmp_path):
     resumed = fit(6, tmp_path / "b", resume=True)
     strip = lambda entries: [{k: v for k, v in e.items() if "second" not in k and "per_s" not in k} for e in entries]
     assert strip(resumed) == strip(full)
+
+
+def _fit_rnn(out, task, train, data) -> list[dict]:
+    """A 3-unit RNN trained on `task` with these settings; the log's entries, one per epoch."""
+    def build(seed):
+        pc = dy.ParameterCollection()
+        model = MODELS["rnn"](pc, ModelConfig(hidden=3), len(task.symbols), len(task.outputs))
+        return SequenceObjective(task, model, pc, train, data, validation_seed=seed)
+    Trainer(train, build, progress=False).fit(out)
+    return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
