@@ -270,9 +270,10 @@ def program(grammar, order, strength, out):
 
 @main.command()
 @click.argument("suite")
-@click.option("--profile", type=click.Choice(["quick", "medium", "full"]), default="full", show_default=True,
-              help="quick: minutes on a 2-core machine (fewer seeds, shorter training); medium (transduction): "
-              "several seeds, shorter training; full: the papers' protocols")
+@click.option("--profile", default="full", show_default=True,
+              help="how much of the suite to run: full (the papers' protocols), quick (minutes on a 2-core machine: "
+              "fewer seeds, shorter training), and a suite's own (transduction: medium; mali-*: capped, short; "
+              "mali-variants: earlier); a suite without the profile says which it has")
 @click.option("--seeds", type=click.IntRange(min=1), default=None, help="seeds per experiment [default: the profile's]")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="processes of the local Dask cluster, one experiment each (keep at most one per core)")
@@ -294,15 +295,14 @@ def bench(suite, profile, seeds, workers, scheduler, out, quiet):
     \b
     Suites (see docs/benchmarks.md):
       algorithmic     Joulin & Mikolov: Table 2 (counting, 5 models), memorization, binary addition
-      grammar         the NSPDA paper's Table 4: rnn2, nnpda, nspda2, nspda3 on the five languages
+      mali            the NSPDA paper's Tables 1, 2, 3, 4, 6 (mali-table1 ... mali-table6), its
+                      recipe; mali-variants: its NSPDA beside variants of it
       transduction    Grefenstette et al. Table 3
       parser          the stack-LSTM parser on UD English EWT: test LAS / UAS, words/s
-      nspda-ablations the NSPDA paper's ablations on a^n b^n and Dyck(2): hints, incremental
-                      learning, noise, gradient algorithm (Tables 1-3, 6)
       smoke           tiny models, seconds: checks a set-up (a cluster, say) end to end
     and the finer ones: counting, counting-baselines, counting-memory, memorization, addition,
-    lm-treebank, nspda-trained, nspda-hints, nspda-incremental, nspda-noise, nspda-grad (full profile
-    only, except counting, memorization, addition, grammar, transduction, parser, smoke).
+    lm-treebank (full profile only, except counting, memorization, addition, transduction, parser,
+    smoke).
     """
     from stackparse.benchmarks.runner import run_benchmark
     out = out or Path("runs") / (f"bench-{suite}" if profile == "full" else f"bench-{suite}-{profile}")

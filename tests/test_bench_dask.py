@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from stackparse.benchmarks import suites
+from stackparse.benchmarks import published, suites
+from stackparse.benchmarks.runner import job_settings
 from stackparse.benchmarks.report import aggregate, markdown, replace_block
 from stackparse.errors import UserError
+from stackparse.tasks import get_task
 from tests.cli_runner import run
 from tests.parsers_fixtures import SMALL_CONLLU, write
 
@@ -136,8 +138,8 @@ def test_profiles_set_seeds_and_training(tmp_path):
     transduction = suites.get_suite("transduction")
     medium = transduction.jobs(transduction.profile("medium").seeds, "medium")
     assert len(medium) == 60 and all(j.train_settings == {"max_minutes": 3.0} for j in medium)
-    with pytest.raises(UserError, match="no profile 'quick'"):
-        suites.get_suite("nspda-hints").profile("quick")
+    with pytest.raises(UserError, match="no profile 'medium'"):
+        suites.get_suite("mali-table3").profile("medium")
 
 
 def test_a_composite_runs_its_parts_into_one_report_and_a_markdown_block(tmp_path, monkeypatch):
@@ -163,22 +165,30 @@ def test_a_composite_runs_its_parts_into_one_report_and_a_markdown_block(tmp_pat
     assert (tmp_path / "docs" / "figures" / "both.png").stat().st_size > 1000
 
 
-def test_every_model_of_the_grammar_suite_on_every_language():
-    grammar = suites.get_suite("grammar")
-    assert {(j.task, j.model) for j in grammar.jobs(1)} == \
-        {(t, m) for t in suites.GRAMMARS for m in ("rnn2", "nnpda", "nspda2", "nspda3")}
+def test_the_nspda_papers_tables_are_suites_with_its_rows_and_sizes():
+    table4 = suites.get_suite("mali-table4")
+    assert table4.labels == tuple(published.MALI_TABLE4_TEST["pda-dyck2"])     # every row of the paper's Table 4
+    assert {j.task for j in table4.jobs(1)} == set(published.MALI_LANGUAGES)
+    for j in table4.jobs(3):
+        if j.model in ("nspda2", "nspda3"):
+            lo, hi = suites.STATES[j.model]
+            assert lo <= j.model_settings["hidden"] - len(get_task(j.task).pda.states) <= hi
+            settings = job_settings(j)
+            assert (settings.data.insert_rules, settings.data.noise_kind, settings.data.noise) == (0.5, "algorithm2",
+                                                                                                 1.0)
+        if j.label in ("2nd Order RNN", "NNPDA"):
+            assert job_settings(j).data.noise == 0.0
+    assert table4.jobs(2) == table4.jobs(2)                                     # the draws are the seed's
+    for name, table in (("mali-table1", published.MALI_TABLE1), ("mali-table2", published.MALI_TABLE2),
+                        ("mali-table3", published.MALI_TABLE3), ("mali-table6", published.MALI_TABLE6)):
+        suite = suites.get_suite(name)
+        assert set(suite.tasks) == set(published.MALI_LANGUAGES4)
+        assert set(table["pda-anbn"]) - set(suite.labels) <= {"NNPDA w/o hints M1", "NNPDA w/ dead neuron hints M1",
+                                                               "NNPDA w/ dead neuron hints M2", "TBPTT M1",
+                                                               "TBPTT M2"}
+    assert [p.name for p in suites.suite_parts("mali")] == ["mali-table1", "mali-table2", "mali-table3",
+                                                            "mali-table4", "mali-table6"]
     assert [p.name for p in suites.suite_parts("algorithmic")] == ["counting", "memorization", "addition"]
-
-
-def test_the_nspda_ablations_vary_one_setting_each_on_anbn_and_dyck2():
-    parts = suites.suite_parts("nspda-ablations")
-    assert [p.name for p in parts] == ["nspda-hints", "nspda-incremental", "nspda-noise", "nspda-grad"]
-    assert all(p.tasks == ("pda-anbn", "pda-dyck2") for p in parts)
-    grad = {j.label: j for j in suites.get_suite("nspda-grad").jobs(1) if j.task == "pda-dyck2"}
-    assert {label: j.data_settings["grad"] for label, j in grad.items()} == {"bptt": "bptt", "rtrl": "rtrl", "uoro": "uoro"}
-    assert grad["rtrl"].model == "nspda3"
-    two_stage = [j for j in suites.get_suite("nspda-incremental").jobs(1) if j.label == "two-stage"]
-    assert all(j.data_settings["incremental"] == "two-stage" for j in two_stage)
 
 
 def test_report_into_a_marked_block_of_a_markdown_file(tmp_path, monkeypatch):

@@ -198,16 +198,18 @@ def test_defaults_are_the_documented_ones():
         input_dim=3, hidden_dim=5, memory_size=5, layers=1, pop_bias=-1.0, bottom_push_offset=0.0)
     assert stackparse.StackLSTMEncoder(pc, 3, 5).spec.layers == 1
     assert vars(stackparse.NSPDAEncoder(pc, 3, 5).spec) == dict(
-        input_dim=3, hidden_dim=5, order=3, bottom=True, quantize_states=True, init_scale=0.5)
+        input_dim=3, hidden_dim=5, order=3, pairing="read-input", action_quantizer="paper", bottom=True,
+        quantize_states=True, init_scale=0.5)
 
 
 @pytest.mark.parametrize("order", [2, 3])
 def test_the_nspda_encoder_on_one_hot_inputs_is_the_nspda_model(rng, order):
     """With a model's weights and the one-hot symbols as inputs, the encoder computes the model's states,
-    reads and actions exactly, and its stacks hold the positions of the symbols the model's stacks hold."""
+    reads and actions exactly, and its stacks hold the positions of the symbols the model's stacks hold (the
+    model with one-hot reads, as the encoder's: the paper's read values are for one-hot symbols)."""
     symbols, batch = 3, 4
     cls = get_model_class(f"nspda{order}")
-    model = cls(dy.ParameterCollection(), cls.Config(hidden=5, init_scale=2.0), symbols, 2)
+    model = cls(dy.ParameterCollection(), cls.Config(hidden=5, init_scale=2.0, read_values="onehot"), symbols, 2)
     model.training = True                                  # weights as they are, as the encoder uses them
     encoder = stackparse.NSPDAEncoder(dy.ParameterCollection(), symbols, 5, order=order)
     for theirs, ours in zip(model.nspda.parameters, encoder.controller.parameters):

@@ -1,4 +1,5 @@
-"""Gradient algorithms against BPTT: RTRL exact, UORO unbiased, truncated BPTT, and the trainer hook.
+"""Gradient algorithms against BPTT on minibatches of sequences of unequal lengths: RTRL exact, UORO unbiased,
+truncated BPTT, a minibatch the sum of its sequences, the models' own cells, and the trainer hook.
 
 The test subject is a second-order RNN (Giles et al. 1992; the NSPDA's state machine):
     s_t,i = sigmoid(Σ_jk W_ijk s_{t-1,j} x_{t,k} + b_i),    loss_t = -log softmax(V s_t + c)[y_t].
@@ -13,24 +14,29 @@ import dynet as dy
 import numpy as np
 import pytest
 
-from stackparse.errors import UserError
-from stackparse.training import TrainConfig, Trainer, gradients
+from stackparse._dynet import product as matmul
 from stackparse.cells import Cell
-from stackparse.training.gradients import (GradientConfig, PrecomputedLoss, bptt, flatten, precomputed_loss, rtrl,
-                                           sequence_gradient, uoro)
+from stackparse.errors import UserError
+from stackparse.memories.discrete_stack import Action, DiscreteStack, Signals
+from stackparse.models import get_model_class
+from stackparse.sequences import Example, reattach
+from stackparse.training import TrainConfig, Trainer, gradients
+from stackparse.training.gradients import (GradientConfig, PrecomputedLoss, batch_gradient, bptt, precomputed_loss,
+                                           rtrl, uoro)
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def second_order_cell(n: int, m: int) -> Cell:
-    """n state units, m one-hot inputs; params [W (n, n*m), b (n,), V (k, n), c (k,)]."""
-    def step(theta, s, x):
+    """n state units, m input symbols (ids); params [W (n, n*m), b (n,), V (k, n), c (k,)]."""
+    def step(theta, s, ids):
         W, b = theta[0], theta[1]
-        products = dy.reshape(s * dy.transpose(dy.inputTensor(x)), (n * m,))    # s_j x_k, (n*m,)
+        x = reattach([np.eye(m)[:, list(ids)]])[0]                                 # one-hot: (m,) x N
+        products = dy.reshape(matmul(s, dy.transpose(x)), (n * m,))              # s_j x_k, (n*m,) x N
         return dy.logistic(dy.affine_transform([b, W, products]))
 
-    def loss(theta, s, y):
-        return dy.pickneglogsoftmax(dy.affine_transform([theta[3], theta[2], s]), y)
+    def loss(theta, s, ys):
+        return dy.pickneglogsoftmax_batch(dy.affine_transform([theta[3], theta[2], s]), list(ys))
 
     return Cell(step, loss, np.full(n, 0.5))
 
@@ -40,84 +46,124 @@ def second_order_params(pc: dy.ParameterCollection, n: int, m: int, k: int) -> l
             pc.add_parameters((k, n), name="V"), pc.add_parameters((k,), name="c")]
 
 
-def sequence(rng, length: int, m: int, k: int, scored_every: int = 1):
-    """One-hot inputs and symbol targets; targets only every `scored_every` steps (None elsewhere)."""
-    xs = [np.eye(m)[i] for i in rng.integers(0, m, length)]
-    ys = [int(y) if t % scored_every == scored_every - 1 else None for t, y in enumerate(rng.integers(0, k, length))]
-    return xs, ys
+def example(rng, length: int, m: int, k: int, scored_every: int = 1) -> Example:
+    """Random symbols and targets; scored every `scored_every` steps and at the last."""
+    scored = tuple(t % scored_every == scored_every - 1 or t == length - 1 for t in range(length))
+    return Example(tuple(int(i) for i in rng.integers(0, m, length)), tuple(int(y) for y in rng.integers(0, k, length)),
+                   scored, length)
+
+
+def flat(grads) -> np.ndarray:
+    return np.concatenate([g.reshape(-1) for g in grads])
+
+
+def assert_same(a, b):
+    """Equal loss and gradient up to float32 rounding (DyNet's): 1e-6, relative or absolute."""
+    assert a.loss == pytest.approx(b.loss, rel=1e-6)
+    np.testing.assert_allclose(flat(a.grads), flat(b.grads), rtol=1e-6, atol=1e-6)
 
 
 @pytest.fixture
 def rnn():
-    """A 3-unit second-order RNN over 2 input symbols predicting 3 symbols."""
+    """A 3-unit second-order RNN over 2 input symbols predicting 3 symbols (its collection kept alive: DyNet frees
+    the parameters' memory with it)."""
     pc = dy.ParameterCollection()
-    return second_order_cell(3, 2), second_order_params(pc, 3, 2, 3)
+    yield second_order_cell(3, 2), second_order_params(pc, 3, 2, 3)
 
 
-@pytest.mark.parametrize("n, m, length, scored_every", [(3, 2, 1, 1), (3, 2, 6, 2), (5, 3, 12, 1), (4, 4, 25, 3)])
-def test_rtrl_equals_bptt(n, m, length, scored_every):
+@pytest.mark.parametrize("n, m, lengths, scored_every", [(3, 2, [1], 1), (3, 2, [6, 2, 4], 2),
+                                                         (5, 3, [12, 1, 7, 12], 1), (4, 4, [25, 3, 14], 3)])
+def test_rtrl_equals_bptt_on_a_batch_of_unequal_lengths(n, m, lengths, scored_every):
     pc = dy.ParameterCollection()
     cell, params = second_order_cell(n, m), second_order_params(pc, n, m, 3)
-    rng = np.random.default_rng(length)
-    for _ in range(3):
-        xs, ys = sequence(rng, length, m, 3, scored_every)
-        reference, forward = bptt(cell, params, xs, ys), rtrl(cell, params, xs, ys)
-        assert forward.loss == pytest.approx(reference.loss, rel=1e-6)
-        for a, b in zip(forward.grads, reference.grads):
-            np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    rng = np.random.default_rng(sum(lengths))
+    for _ in range(2):
+        batch = [example(rng, length, m, 3, scored_every) for length in lengths]
+        assert_same(rtrl(cell, params, batch, rng), bptt(cell, params, batch, rng))
 
 
 def test_rtrl_handles_matrix_and_single_unit_states(rng):
-    # A (2, 3) state checks the row/column order of the Jacobians; a (1,) state, the unbatched case.
+    # A (2, 3) state checks the order of the Jacobians' rows and columns; a (1,) state, the unbatched case.
     pc = dy.ParameterCollection()
-    params = [pc.add_parameters((2, 2)), pc.add_parameters((3, 3))]
-    matrix = Cell(lambda th, S, x: dy.tanh(th[0] * S * th[1] + dy.inputTensor(x)),
-                  lambda th, S, y: dy.squared_norm(dy.reshape(S, (6,)) - dy.inputTensor(y)),
+    inputs, targets = rng.normal(size=(2, 3, 5)), rng.normal(size=(6, 5))
+    matrix = Cell(lambda th, S, ids: dy.tanh(matmul(matmul(th[0], S), th[1]) + reattach([inputs[:, :, list(ids)]])[0]),
+                  lambda th, S, ys: dy.squared_norm(dy.reshape(S, (6,)) - reattach([targets[:, list(ys)]])[0]),
                   np.arange(6.0).reshape(2, 3) / 6)
-    scalar = Cell(lambda th, s, x: dy.tanh(th[0] * s + th[1] * float(x)),
-                  lambda th, s, y: dy.square(dy.pick(s, 0) - float(y)),
+    values = rng.normal(size=5)
+    scalar = Cell(lambda th, s, ids: dy.tanh(matmul(th[0], s) + dy.cmult(th[1], reattach([values[None, ids]])[0])),
+                  lambda th, s, ys: dy.square(s - reattach([values[None, ys]])[0]),
                   np.array([0.3]))
-    scalar_params = [pc.add_parameters((1, 1)), pc.add_parameters((1,))]
-    cases = [(matrix, params, [rng.normal(size=(2, 3)) for _ in range(5)], [rng.normal(size=6) for _ in range(5)]),
-             (scalar, scalar_params, list(rng.normal(size=7)), list(rng.normal(size=7)))]
-    for cell, ps, xs, ys in cases:
-        for a, b in zip(rtrl(cell, ps, xs, ys).grads, bptt(cell, ps, xs, ys).grads):
-            np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    cases = [(matrix, [pc.add_parameters((2, 2)), pc.add_parameters((3, 3))]),
+             (scalar, [pc.add_parameters((1, 1)), pc.add_parameters((1,))])]
+    batch = [example(rng, 5, 5, 5), example(rng, 3, 5, 5, scored_every=2)]
+    for cell, params in cases:
+        assert_same(rtrl(cell, params, batch, rng), bptt(cell, params, batch, rng))
 
 
-def test_truncated_bptt_equals_bptt_when_the_truncation_covers_the_sequence(rnn, rng):
+def test_truncated_bptt_equals_bptt_when_the_truncation_covers_the_sequences(rnn, rng):
     cell, params = rnn
-    xs, ys = sequence(rng, 9, 2, 3)
-    full = bptt(cell, params, xs, ys)
+    batch = [example(rng, 9, 2, 3), example(rng, 4, 2, 3)]
+    full = bptt(cell, params, batch, rng)
     for truncation in (9, 20):
-        cut = bptt(cell, params, xs, ys, truncation)
+        cut = bptt(cell, params, batch, rng, truncation)
         assert cut.loss == full.loss
-        np.testing.assert_allclose(flatten(cut.grads), flatten(full.grads), rtol=0, atol=1e-7)
-    short = bptt(cell, params, xs, ys, 2)
+        np.testing.assert_allclose(flat(cut.grads), flat(full.grads), rtol=0, atol=1e-7)
+    short = bptt(cell, params, batch, rng, 2)
     assert short.loss == pytest.approx(full.loss, rel=1e-6)         # cutting changes gradients, not the loss
-    assert not np.allclose(flatten(short.grads), flatten(full.grads), atol=1e-3)
+    assert not np.allclose(flat(short.grads), flat(full.grads), atol=1e-3)
 
 
 class Signs:
-    """Stands in for UORO's generator, which draws each step's ν as `rng.choice([-1.0, 1.0], size=d)`:
-    hands out a given sequence of sign vectors instead."""
+    """Stands in for UORO's generator: `integers` gives DyNet's seed (the cells here draw nothing), `choice`
+    each step's signs ν, (running sequences, d), from a given sequence of arrays."""
 
     def __init__(self, signs):
         self.signs = iter(signs)
 
+    def integers(self, low, high):
+        return 1
+
     def choice(self, values, size):
-        return next(self.signs)
+        signs = next(self.signs)
+        assert signs.shape == size
+        return signs
 
 
-@pytest.mark.parametrize("n, length", [(3, 3), (2, 5)])
-def test_uoro_averaged_over_every_sign_sequence_is_bptt(n, length):
-    # ν_1..ν_T take 2^(nT) values, equally likely: their average is UORO's exact expectation.
+def lockstep_signs(per_sequence: list[np.ndarray]) -> list[np.ndarray]:
+    """The signs a batch draws, step by step, given each sequence's own (length, d): the rows of the sequences
+    still running, in batch order."""
+    return [np.stack([nus[t] for nus in per_sequence if len(nus) > t]) for t in range(max(map(len, per_sequence)))]
+
+
+@pytest.mark.parametrize("n, lengths", [(3, [3]), (2, [5]), (2, [3, 1]), (3, [1, 2])])
+def test_uoro_averaged_over_every_sign_sequence_is_bptt(n, lengths):
+    # The signs of all steps take 2^(n Σ lengths) values, equally likely: their average is UORO's expectation.
     pc = dy.ParameterCollection()
     cell, params = second_order_cell(n, 2), second_order_params(pc, n, 2, 3)
-    xs, ys = sequence(np.random.default_rng(n), length, 2, 3)
-    signs = np.array(list(itertools.product([-1.0, 1.0], repeat=n * length))).reshape(-1, length, n)
-    mean = np.mean([flatten(uoro(cell, params, xs, ys, Signs(nus)).grads) for nus in signs], axis=0)
-    np.testing.assert_allclose(mean, flatten(bptt(cell, params, xs, ys).grads), rtol=0, atol=1e-6)
+    rng = np.random.default_rng(n)
+    batch = [example(rng, length, 2, 3) for length in lengths]
+    ends = np.cumsum(lengths)[:-1]
+    estimates = []
+    for bits in itertools.product([-1.0, 1.0], repeat=n * sum(lengths)):
+        per_sequence = np.split(np.array(bits).reshape(-1, n), ends)
+        estimates.append(flat(uoro(cell, params, batch, Signs(lockstep_signs(per_sequence))).grads))
+    np.testing.assert_allclose(np.mean(estimates, axis=0), flat(bptt(cell, params, batch, rng).grads), rtol=0,
+                               atol=1e-6)
+
+
+def test_a_batch_is_the_sum_of_its_sequences(rnn, rng):
+    """RTRL, BPTT and UORO (given the same signs) of a minibatch are the sums over its sequences."""
+    cell, params = rnn
+    batch = [example(rng, length, 2, 3, 2) for length in (4, 7, 1, 7, 3)]
+    for method in (rtrl, bptt):
+        whole, parts = method(cell, params, batch, rng), [method(cell, params, [e], rng) for e in batch]
+        assert whole.loss == pytest.approx(sum(p.loss for p in parts), rel=1e-6)
+        np.testing.assert_allclose(flat(whole.grads), np.sum([flat(p.grads) for p in parts], axis=0), atol=1e-6)
+    signs = [rng.choice([-1.0, 1.0], size=(len(e), 3)) for e in batch]
+    whole = uoro(cell, params, batch, Signs(lockstep_signs(signs)))
+    parts = [uoro(cell, params, [e], Signs([nu[None] for nu in nus])) for e, nus in zip(batch, signs)]
+    assert whole.loss == pytest.approx(sum(p.loss for p in parts), rel=1e-6)
+    np.testing.assert_allclose(flat(whole.grads), np.sum([flat(p.grads) for p in parts], axis=0), atol=1e-5)
 
 
 def test_uoro_sample_mean_approaches_bptt(rnn):
@@ -128,23 +174,22 @@ def test_uoro_sample_mean_approaches_bptt(rnn):
     (measured from the samples): an unbiased estimator's error falls like 1/sqrt(N). Here one
     estimate is typically off by more than the gradient's norm, while the standard error of the mean is under
     15 % of it. Three standard errors leave room for chance: E|error|² = tr Σ / N, so by Markov's
-    inequality the bound fails with probability under 1/9 (the seed is fixed; the error is 1.3
-    standard errors). The exact test above is the one that rules out a bias; this one shows the
-    estimator working with a real generator. The parameters the step does not use (V, c) get their
-    exact, explicit gradient in every sample, and the loss is exact too.
+    inequality the bound fails with probability under 1/9 (the seed is fixed). The exact test above is the one
+    that rules out a bias; this one shows the estimator working with a real generator. The parameters the step
+    does not use (V, c) get their exact, explicit gradient in every sample, and the loss is exact too.
     """
     cell, params = rnn
     rng = np.random.default_rng(3)
-    xs, ys = sequence(rng, 5, 2, 3)
-    reference = bptt(cell, params, xs, ys)
+    batch = [example(rng, 5, 2, 3)]
+    reference = bptt(cell, params, batch, rng)
     recurrent = params[0].as_array().size + params[1].as_array().size      # W and b come first
-    exact = flatten(reference.grads)
+    exact = flat(reference.grads)
     samples = []
     for _ in range(500):
-        estimate = uoro(cell, params, xs, ys, rng)
+        estimate = uoro(cell, params, batch, rng)
         assert estimate.loss == pytest.approx(reference.loss, rel=1e-6)
-        np.testing.assert_allclose(flatten(estimate.grads)[recurrent:], exact[recurrent:], rtol=0, atol=1e-6)
-        samples.append(flatten(estimate.grads)[:recurrent])
+        np.testing.assert_allclose(flat(estimate.grads)[recurrent:], exact[recurrent:], rtol=0, atol=1e-6)
+        samples.append(flat(estimate.grads)[:recurrent])
     samples, norm = np.array(samples), np.linalg.norm(exact[:recurrent])
     spread = np.sqrt(samples.var(axis=0, ddof=1).sum())         # sqrt(tr Σ): one estimate's typical error
     standard_error = spread / np.sqrt(len(samples))
@@ -153,23 +198,56 @@ def test_uoro_sample_mean_approaches_bptt(rnn):
     assert np.linalg.norm(samples.mean(axis=0) - exact[:recurrent]) < 3 * standard_error
 
 
-def test_sequence_gradient_dispatches_and_validates(rnn, rng):
+@pytest.mark.parametrize("model_name", ["rnn2", "nspda2", "nspda3"])
+def test_the_models_cells_give_bptt_s_gradient_by_rtrl(model_name):
+    """A model's gradient cell on a minibatch of unequal lengths: RTRL equals BPTT given generators in the same
+    state (the NSPDA's eq. 6 reads are drawn from it), UORO's loss is theirs, and the model's parameters keep their
+    own gradients (zero) throughout."""
+    pc = dy.ParameterCollection()
+    cls = get_model_class(model_name)
+    model = cls(pc, cls.Config(hidden=3), 2, 2)
+    model.training = True
+    cell, params = model.gradient_cell()
+    rng = np.random.default_rng(5)
+    batch = [example(rng, length, 2, 2, 3) for length in (6, 2, 9, 5)]
+    exact = bptt(cell, params, batch, np.random.default_rng(0))
+    assert_same(rtrl(cell, params, batch, np.random.default_rng(0)), exact)
+    assert uoro(cell, params, batch, np.random.default_rng(0)).loss == pytest.approx(exact.loss, rel=1e-6)
+    assert all(not p.grad_as_array().any() for p in params)
+
+
+def test_tiled_stacks_act_as_copies_of_the_batch():
+    """`DiscreteStack.tile`, the memory of a batch's copies, reads and moves as the stacks repeated would."""
+    stacks = DiscreteStack(((2,), (2, 0, 1), ()))
+    tiled, repeated = stacks.tile(3), stacks.select([0, 1, 2] * 3)
+    pushed = [1, 0, 1] * 3
+    for memory in (tiled, repeated):
+        assert memory.batch_size == 9
+    assert tiled.read() == repeated.read() and tiled.depths() == repeated.depths()
+    assert tiled.candidates(pushed) == repeated.candidates(pushed)
+    actions = [Action.PUSH, Action.POP, Action.POP] * 3
+    moved, expected = tiled.next(Signals(actions, pushed)), repeated.next(Signals(actions, pushed))
+    assert moved.read() == expected.read() and moved.depths() == expected.depths()
+    assert stacks.select([2, 0]).stacks == ((), (2,))
+
+
+def test_batch_gradient_dispatches_and_validates(rnn, rng):
     cell, params = rnn
-    xs, ys = sequence(rng, 6, 2, 3)
-    tbptt = sequence_gradient(GradientConfig("tbptt", truncation=2), cell, params, xs, ys, rng)
-    np.testing.assert_array_equal(flatten(tbptt.grads), flatten(bptt(cell, params, xs, ys, 2).grads))
-    np.testing.assert_allclose(flatten(sequence_gradient(GradientConfig("rtrl"), cell, params, xs, ys, rng).grads),
-                               flatten(bptt(cell, params, xs, ys).grads), rtol=0, atol=1e-6)
+    batch = [example(rng, 6, 2, 3), example(rng, 2, 2, 3)]
+    tbptt = batch_gradient(GradientConfig("tbptt", truncation=2), cell, params, batch, rng)
+    np.testing.assert_array_equal(flat(tbptt.grads), flat(bptt(cell, params, batch, rng, 2).grads))
+    np.testing.assert_allclose(flat(batch_gradient(GradientConfig("rtrl"), cell, params, batch, rng).grads),
+                               flat(bptt(cell, params, batch, rng).grads), rtol=0, atol=1e-6)
     for bad in (GradientConfig("adjoint"), GradientConfig("tbptt", truncation=0), GradientConfig(epsilon=0.0)):
         with pytest.raises(UserError):
-            sequence_gradient(bad, cell, params, xs, ys, rng)
+            batch_gradient(bad, cell, params, batch, rng)
 
 
 def test_precomputed_loss_updates_like_backpropagation(rng):
     # Two identical models; one backpropagates the unrolled loss through its parameters, the other
     # hands RTRL's gradient to the same optimizer step. The updated parameters must agree.
     cell = second_order_cell(3, 2)
-    xs, ys = sequence(rng, 6, 2, 3)
+    batch = [example(rng, 6, 2, 3), example(rng, 3, 2, 3)]
     models = []
     for _ in range(2):
         pc = dy.ParameterCollection()
@@ -179,14 +257,15 @@ def test_precomputed_loss_updates_like_backpropagation(rng):
         q.set_value(p.as_array())
     (_, direct, opt_direct), (_, hooked, opt_hooked) = models
     dy.renew_cg()
-    s, losses = dy.inputTensor(cell.initial), []
-    for x, y in zip(xs, ys):
-        s = cell.step(direct, s, x)
-        losses.append(cell.loss(direct, s, y))
+    losses = []
+    for e in batch:
+        s = dy.inputTensor(cell.initial)
+        for x, y in zip(e.inputs, e.targets):
+            s = cell.step(direct, s, [x])
+            losses.append(cell.loss(direct, s, [y]))
     dy.esum(losses).backward()
     opt_direct.update()
-    loss = precomputed_loss(hooked, [rtrl(cell, hooked, xs, ys)])
-    loss.backward()
+    precomputed_loss(hooked, rtrl(cell, hooked, batch, rng)).backward()
     opt_hooked.update()
     for p, q in zip(direct, hooked):
         np.testing.assert_allclose(q.as_array(), p.as_array(), rtol=0, atol=1e-6)
@@ -208,23 +287,22 @@ class CellObjective:
         return [self.data[i:i + 2] for i in range(0, len(self.data), 2)]
 
     def losses(self, batch):
-        units = sum(len(xs) for xs, _ in batch)
+        units = sum(len(e) for e in batch)
         if self.grad is not None:
-            rng = np.random.default_rng(0)
-            results = [sequence_gradient(self.grad, self.cell, self.params, xs, ys, rng) for xs, ys in batch]
-            yield precomputed_loss(self.params, results, 1 / len(batch)), units
+            result = batch_gradient(self.grad, self.cell, self.params, batch, np.random.default_rng(0))
+            yield precomputed_loss(self.params, result, 1 / len(batch)), units
             return
         dy.renew_cg()
         terms = []
-        for xs, ys in batch:
+        for e in batch:
             s = dy.inputTensor(self.cell.initial)
-            for x, y in zip(xs, ys):
-                s = self.cell.step(self.params, s, x)
-                terms.append(self.cell.loss(self.params, s, y))
+            for x, y in zip(e.inputs, e.targets):
+                s = self.cell.step(self.params, s, [x])
+                terms.append(self.cell.loss(self.params, s, [y]))
         yield dy.esum(terms) / len(batch), units
 
     def validate(self):
-        return {"val_loss": sum(bptt(self.cell, self.params, xs, ys).loss for xs, ys in self.data)}
+        return {"val_loss": bptt(self.cell, self.params, self.data, np.random.default_rng(0)).loss}
 
     def save(self, directory):
         self.pc.save(str(directory / "params"))
@@ -237,7 +315,7 @@ def test_trainer_trains_with_rtrl_as_with_backpropagation(tmp_path, rng):
     # The same initialisation (the trainer seeds DyNet before building), two epochs of SGD on the same
     # minibatches: RTRL's gradients through `PrecomputedLoss` must move the parameters as
     # DyNet's backward does.
-    data = [sequence(rng, 5, 2, 3) for _ in range(6)]
+    data = [example(rng, length, 2, 3) for length in (5, 3, 5, 1, 4, 5)]
     train = TrainConfig(epochs=2, lr=0.5, lr_schedule="constant", seed=4)
     initial, trained = {}, {}
     for name, grad in (("backward", None), ("rtrl", GradientConfig("rtrl"))):
@@ -245,11 +323,11 @@ def test_trainer_trains_with_rtrl_as_with_backpropagation(tmp_path, rng):
 
         def build(seed):
             objectives.append(CellObjective(grad, data))
-            initial[name] = flatten([p.as_array() for p in objectives[-1].params])
+            initial[name] = flat([p.as_array() for p in objectives[-1].params])
             return objectives[-1]
 
         Trainer(train, build, progress=False).fit(tmp_path / name)
-        trained[name] = flatten([p.as_array() for p in objectives[-1].params])
+        trained[name] = flat([p.as_array() for p in objectives[-1].params])
         assert isinstance(next(objectives[-1].losses(data[:2]))[0], PrecomputedLoss if grad else dy.Expression)
     np.testing.assert_array_equal(initial["rtrl"], initial["backward"])
     assert np.abs(trained["rtrl"] - initial["rtrl"]).max() > 0.01

@@ -15,7 +15,9 @@ from stackparse.grammars.realtime import realtime
 from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack, Signals, update
 from stackparse.models import get_model_class
 from stackparse.encoders.tensors import quantized
+from stackparse.models.nspda import ALPHAS, EARLIER
 from stackparse.models.programming import programmed_nspda
+from stackparse.encoders.nspda import NSPDAController
 from stackparse.encoders.tensors import outer
 from stackparse.tasks import get_task
 from stackparse.tasks.grammar import GrammarTask
@@ -96,16 +98,48 @@ def test_higher_order_models_shapes_and_backward(name):
         assert np.abs(p[0].grad_as_array()).sum() > 0, p[0].name()     # the action tensor too (eq. 6)
 
 
-def test_nspda_read_is_the_discrete_top_and_actions_are_discrete():
+@pytest.mark.parametrize("read_values", ["onehot", "alpha"])
+@pytest.mark.parametrize("training", [False, True])
+def test_nspda_read_is_the_discrete_top_and_actions_are_discrete(read_values, training):
+    """onehot: e(top) exactly. alpha (eq. 6's values): the top's neuron in alpha_2's interval, a symbol the step
+    popped (not the new top) in alpha_3's, every other in alpha_1's; the midpoints at evaluation."""
     pc = dy.ParameterCollection()
-    model = get_model_class("nspda3")(pc, get_model_class("nspda3").Config(hidden=3), 2, 2)
-    state = model.initial_state(2)
-    for ids in ([0, 1], [1, 1], [0, 0]):
+    model = get_model_class("nspda3")(pc, get_model_class("nspda3").Config(hidden=3, read_values=read_values), 2, 2)
+    model.training = training
+    state = model.initial_state(3)
+    for ids in ([0, 1, 1], [1, 1, 0], [0, 0, 1], [1, 0, 0]):
+        before = state.stack.read()
         state = model.step(state, np.array(ids))
-        assert set(np.unique(state.action.npvalue())) <= {-1.0, 0.0, 1.0}
+        actions = state.action.npvalue().reshape(-1)
+        assert set(np.unique(actions)) <= {-1.0, 0.0, 1.0}
         assert set(np.unique(state.state.npvalue())) <= {0.0, 1.0}
         read = state.read.npvalue().reshape(model.read_neurons, -1)
-        assert np.array_equal(read.argmax(axis=0), model.read_ids(state.stack.read())) and np.all(read.sum(0) == 1)
+        tops = model.read_ids(state.stack.read())
+        assert np.array_equal(read.argmax(axis=0), tops)
+        if read_values == "onehot":
+            assert np.all(read.sum(0) == 1)
+            continue
+        for b, top in enumerate(tops):
+            popped = model.read_ids([before[b]])[0] if actions[b] == -1 and before[b] != -1 else None
+            for neuron, value in enumerate(read[:, b]):
+                which = Action.PUSH if neuron == top else Action.POP if neuron == popped else Action.NO_OP
+                lo, hi = ALPHAS[which]
+                assert (lo <= value <= hi) if training else value == pytest.approx((lo + hi) / 2, abs=1e-6)
+
+
+@pytest.mark.parametrize("value, action", [(-0.5, -1), (-0.0901, -1), (-0.0899, 0), (0.0, 0), (0.1299, 0),
+                                           (0.1301, 1), (0.9, 1)])
+def test_the_action_quantizer_cuts_at_the_papers_thresholds(value, action):
+    """Eq. 14: f = 1 above 0.13, 0 in [-0.09, 0.13], -1 below, on f^ = 2 sigmoid(A) - 1; the gradient of f^
+    passes straight through."""
+    controller = NSPDAController(dy.ParameterCollection(), 3, 2, 2, 4, lambda name, rows, factors:
+                                 dy.ParameterCollection().add_parameters((rows, int(np.prod(factors)))))
+    dy.renew_cg()
+    A = dy.inputVector([float(np.log((1 + value) / (1 - value)))])      # f^(A) = value
+    a = controller.action(A)
+    assert a.value() == action
+    a.backward(full=True)
+    assert A.gradient()[0] == pytest.approx((1 - value ** 2) / 2, rel=1e-4)   # d f^ / dA = 2 g (1 - g)
 
 
 def test_weights_are_discretized_at_evaluation_only():
@@ -145,7 +179,7 @@ def test_realtime_table_agrees_with_the_runner(grammar, rng):
 def test_programmed_nspda_classifies_every_string(grammar, order):
     task = small_task(grammar)
     report = evaluate_splits(programmed_nspda(task.pda, order), task)
-    assert report.error == {"test": 0.0, "test-480": 0.0, "test-960": 0.0}
+    assert report.error == {"test": 0.0, "test-480": 0.0, "test-960": 0.0, "train": 0.0}
 
 
 def test_pdas_that_do_not_fit_get_one_line_reasons():
@@ -192,7 +226,7 @@ def test_training_nspda2_with_rule_insertion_beats_chance(tmp_path):
 
     def build(seed):
         pc = dy.ParameterCollection()
-        model = cls(pc, cls.Config(hidden=8), len(task.symbols), len(task.outputs))
+        model = cls(pc, cls.Config(hidden=8, **EARLIER), len(task.symbols), len(task.outputs))
         objective = SequenceObjective(task, model, pc, TrainConfig(epochs=3, lr=0.5), data, validation_seed=1)
         insert_rules(model, task.pda, data, seed=1)
         return objective

@@ -222,32 +222,39 @@ def test_with_two_stages_the_rate_noise_acts_in_stage_1_and_the_weight_noise_in_
 # ---- the suites' recipes ----
 
 def test_the_table4_suite_runs_the_paper_recipe_and_the_earlier_one_as_a_profile():
-    grammar = suites.get_suite("grammar")
-    paper = job_settings(grammar.jobs(1)[0])
+    table4 = suites.get_suite("mali-table4")
+    paper = job_settings(next(j for j in table4.jobs(1) if j.model == "nspda2"))
     assert (paper.train.lr, paper.train.clip, paper.train.epochs) == (0.1005000321, 13.0, 500)
     assert (paper.train.lr_schedule, paper.train.stop_metric, paper.train.stop_at) == ("inverse", "train_accuracy", 1.0)
     assert (paper.data.incremental, paper.data.incremental_midpoint) == ("two-stage", 14)
     assert (paper.data.incremental_stage1, paper.data.incremental_stage2) == (200, 350)
     assert (paper.data.noise_kind, paper.data.noise_share_min, paper.data.noise_share_max) == ("algorithm2", 0.08, 0.3)
-    assert grammar.profile("full").seeds == 5
-    today = job_settings(grammar.jobs(1, "earlier")[0])
-    assert (today.train.lr, today.train.epochs, today.train.clip, today.train.stop_metric) == (0.5, 3, 15.0, "")
-    assert (today.data.incremental, today.data.noise_kind, today.data.noise) == ("curriculum", "additive", 0.05)
-    assert grammar.published["pda-dyck2"]["nspda2"] == 2.58
+    assert (paper.data.score_every_step, paper.data.refine, paper.data.insert_rules) == (True, 4, 0.5)
+    assert (paper.model_config.read_values, paper.model_config.weight_values) == ("alpha", "paper")
+    assert table4.profile("full").seeds == 5
+    variants = suites.get_suite("mali-variants")
+    earlier = job_settings(next(j for j in variants.jobs(1, "earlier") if j.label == "earlier M1"))
+    assert (earlier.train.lr, earlier.train.epochs, earlier.train.clip, earlier.train.stop_metric) == (0.5, 3, 15.0, "")
+    assert (earlier.data.incremental, earlier.data.noise_kind, earlier.data.noise) == ("curriculum", "additive", 0.05)
+    assert (earlier.data.refine, earlier.model_config.read_values, earlier.model_config.pairing) == (1, "onehot",
+                                                                                                   "state-read")
+    assert table4.published["pda-dyck2"]["NSPDA, M1"] == 2.58
 
 
-def test_the_ablations_keep_the_earlier_recipe_but_incremental_learning_runs_algorithm1():
-    hints = job_settings(suites.get_suite("nspda-hints").jobs(1)[0])
-    assert (hints.train.lr, hints.train.epochs, hints.data.noise_kind, hints.data.noise) == (0.5, 3, "additive", 0.05)
-    jobs = {j.label: job_settings(j) for j in suites.get_suite("nspda-incremental").jobs(1)}
+def test_the_incremental_table_compares_standard_il_and_algorithm1():
+    jobs = {j.label: job_settings(j) for j in suites.get_suite("mali-table2").jobs(1) if j.task == "pda-anbn"}
     assert {label: s.data.incremental for label, s in jobs.items()} == {
-        "all lengths": "curriculum", "incremental": "curriculum", "two-stage": "two-stage"}
-    assert jobs["two-stage"].train.epochs == 500
+        "Standard M1": "curriculum", "Standard M2": "curriculum", "IL M1": "curriculum", "IL M2": "curriculum",
+        "2-IL M1": "two-stage", "2-IL M2": "two-stage"}
+    assert jobs["IL M1"].data.curriculum_start == 7 and jobs["2-IL M2"].data.insert_rules == 0.0
 
 
-def test_a_resumed_two_stage_run_equals_the_uninterrupted_one(tmp_path):
+@pytest.mark.parametrize("model_name", ["rnn", "nspda2"])
+def test_a_resumed_two_stage_run_equals_the_uninterrupted_one(tmp_path, model_name):
+    """Also with the paper's NSPDA, whose read values DyNet draws, refined, the loss at every step."""
     data = SequenceTraining(incremental="two-stage", incremental_midpoint=3, incremental_stage1=2,
-                            incremental_stage2=3, epoch_size=1000, lr_noise=0.5)
+                            incremental_stage2=3, epoch_size=1000, lr_noise=0.5,
+                            **({"refine": 2, "score_every_step": True} if model_name == "nspda2" else {}))
     task = GrammarTask(shipped_pda("anbn"), TOY)
 
     def fit(epochs, out, resume=False):
@@ -255,7 +262,8 @@ def test_a_resumed_two_stage_run_equals_the_uninterrupted_one(tmp_path):
 
         def build(seed):
             pc = dy.ParameterCollection()
-            model = MODELS["rnn"](pc, ModelConfig(hidden=3), len(task.symbols), len(task.outputs))
+            cls = MODELS[model_name]
+            model = cls(pc, cls.Config(hidden=3), len(task.symbols), len(task.outputs))
             return SequenceObjective(task, model, pc, train, data, validation_seed=seed)
         Trainer(train, build, progress=False, hooks=lambda o: hooks_for(data, o.model, o.stage)).fit(out, resume)
         return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]

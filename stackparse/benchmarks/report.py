@@ -40,10 +40,12 @@ def aggregate(suite: Suite, results: list[dict], metric: str | None = None, publ
                    for label in suite.labels} for task in suite.tasks}
 
 
-def _summary(v: list, published) -> dict:
+def _summary(all_values: list, published) -> dict:
+    """Over the runs that have the metric (a run that never converged has no convergence epoch: None)."""
+    v = [x for x in all_values if x is not None]
     return {"mean": float(np.mean(v)) if v else None, "std": float(np.std(v)) if v else None,
             "max": max(v) if v else None, "min": min(v) if v else None, "runs": len(v), "values": v,
-            "published": published}
+            "published": published, "without": len(all_values) - len(v)}
 
 
 def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
@@ -76,6 +78,8 @@ def _cells(c: dict, best, d: int, with_paper: bool) -> list[str]:
         ours = f"{c['mean']:.{d}f} (1 seed)"
     else:
         ours = f"{c['mean']:.{d}f} ± {c['std']:.{d}f} (best {best(c['values']):.{d}f}, {c['runs']} seeds)"
+    if c.get("without"):
+        ours += f"; {c['without']} run{'s' if c['without'] > 1 else ''} never reached it"
     if not with_paper:
         return [ours]
     both = c["mean"] is not None and c["published"] is not None

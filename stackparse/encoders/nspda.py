@@ -19,9 +19,11 @@ Choices beyond the model's, and why:
 - Output: s^t, N = hidden_dim, the finite control (the model's response reads s^t (x) r^t; the user's layer plays
   V's role and may read `state.controller_state.read` too). s^0 = (1, 0, ..., 0), as the model's.
 - The state neurons are quantized as the settings say, in training and use alike: an encoder has no evaluation
-  mode, so discretized weights at evaluation (`weight_step`) are not offered. The action is always quantized.
+  mode, so discretized weights at evaluation (`weight_step`) are not offered. The action is always quantized, by
+  eq. 14's cuts (`action_quantizer`). The reads are e(.) exactly: the paper's read values (`stackparse.models.nspda`)
+  are for one-hot symbols.
 - Third order by default (the paper's M2). W^s then has N * N * I * (I + 2) entries: for wide inputs, order 2
-  (M1, N * (N + I + 2) * I) is the affordable one.
+  (M1: N * N * (2 I + 2) for the paper's s (x) [r; x], N * (N + I + 2) * I for [s; r] (x) x) is the affordable one.
 """
 from __future__ import annotations
 
@@ -34,16 +36,24 @@ import numpy as np
 from stackparse._dynet import product as matmul
 from stackparse.config import SettingError, setting
 from stackparse.encoders.base import Encoder, EncoderConfig
-from stackparse.encoders.tensors import init_scale_setting, outer, quantized, start_vector, weight_tensor
+from stackparse.encoders.tensors import init_scale_setting, levels, outer, quantized, start_vector, weight_tensor
 from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack, Signals
 
 BOTTOM = -2
 """The bottom marker's id on the encoder's stacks (inputs are 0, 1, ...; EMPTY is -1)."""
+PAIRINGS = ("read-input", "state-read")
+QUANTIZERS = ("paper", "round")
+UP, DOWN = 0.13, -0.09
+"""Eq. 14's cuts of f^(A) = 2 g(A) - 1: PUSH above UP, POP below DOWN, NO-OP between."""
 
 
 @dataclass(frozen=True)
 class NSPDAConfig(EncoderConfig):
-    order: int = setting(3, "3 (P = s (x) x (x) r, the paper's M2) or 2 (P = [s; r] (x) x, M1)")
+    order: int = setting(3, "3 (P = s (x) x (x) r, the paper's M2) or 2 (M1, the product `pairing` says)")
+    pairing: str = setting("read-input", "order 2: P = s (x) [r; x] (read-input, the paper's M1) or "
+                           "[s; r] (x) x (state-read, this project's earlier M1)", choices=PAIRINGS)
+    action_quantizer: str = setting("paper", "the action neuron f: paper (2 sigmoid(A) - 1 cut at 0.13 and -0.09, "
+                                    "eq. 7 and 14) or round (round(tanh A), cuts at +-0.5)", choices=QUANTIZERS)
     bottom: bool = setting(True, "nspda: the stack starts with a bottom marker (a PDA's Z)")
     quantize_states: bool = setting(True, "nspda, nnpda: quantized state neurons during training too "
                                     "(straight-through gradients); the NSPDA quantizes them at evaluation always")
@@ -69,10 +79,14 @@ class NSPDAController:
     Parameters makes W^s, then W^a (`weight_tensor`, or `TensorRNN.add_tensor`, which registers it for noise)."""
 
     def __init__(self, pc: dy.ParameterCollection, order: int, state_size: int, input_size: int,
-                 read_size: int, add_tensor: Callable[[str, int, tuple[int, ...]], dy.Parameters]):
+                 read_size: int, add_tensor: Callable[[str, int, tuple[int, ...]], dy.Parameters],
+                 pairing: str = "read-input", quantizer: str = "paper"):
         n, r = state_size, read_size
-        self.order = order
-        factors = (n, input_size, r) if order == 3 else (n + r, input_size)
+        self.order, self.pairing, self.quantizer = order, pairing, quantizer
+        if order == 3:
+            factors = (n, input_size, r)
+        else:
+            factors = (n, r + input_size) if pairing == "read-input" else (n + r, input_size)
         self.Ws = add_tensor("Ws", n, factors)
         self.Wa = add_tensor("Wa", 1, factors)
         self.bs = pc.add_parameters((n,), init=0.0, name="bs")
@@ -85,10 +99,19 @@ class NSPDAController:
 
     def product(self, state: NSPDAState, x: dy.Expression) -> dy.Expression:
         """P^t of eq. 1-2, flattened (see `outer`), from s^{t-1} (N,) x B, r^{t-1} (R,) x B and x^t (I,) x B:
-        (N I R,) x B for order 3, ((N + R) I,) x B for order 2."""
+        (N I R,) x B for order 3; for order 2 (N (R + I),) x B (read-input) or ((N + R) I,) x B (state-read)."""
         if self.order == 3:
             return outer([state.state, x, state.read])
+        if self.pairing == "read-input":
+            return outer([state.state, dy.concatenate([state.read, x])])
         return outer([dy.concatenate([state.state, state.read]), x])
+
+    def action(self, A: dy.Expression) -> dy.Expression:
+        """a^t = f(A^t) in {-1, 0, 1} (eq. 2), the gradient of its continuous version passed straight through:
+        the paper's f (eq. 7 and 14: f^ = 2 g(A) - 1, cut at 0.13 and -0.09) or round(tanh A)."""
+        if self.quantizer == "paper":
+            return levels(dy.logistic(A) * 2.0 - 1.0, above=(UP,), below=(DOWN,))
+        return quantized(dy.tanh(A))
 
     def state_and_action(self, state: NSPDAState, x: dy.Expression, weights: list[dy.Expression] | None = None,
                          quantize_states: bool = True) -> tuple[dy.Expression, dy.Expression]:
@@ -105,15 +128,17 @@ class NSPDAController:
              quantize_states: bool = True) -> NSPDAState:
         """One step on a discrete stack: eq. 1-2, a^t = f(A^t), the stack's update and the read of eq. 6: s^t, r^t, the
         stack after a^t, and a^t, (1,) x B in {-1, 0, 1}. PUSH puts `pushed[b]` (an id) on stack b; `codes` is e(.): B
-        tops (ids, or EMPTY) -> their read vectors, (R,) x B; the rest as for `state_and_action`."""
+        tops (ids, or EMPTY) -> their read vectors, (R,) x B, given for the POP candidate the tops it pops too (the
+        paper's read values mark them); the rest as for `state_and_action`."""
         s, A = self.state_and_action(state, x, weights, quantize_states)
-        a = quantized(dy.tanh(A))                                                   # f(A^t), eq. 2
+        a = self.action(A)                                                          # f(A^t), eq. 2
         actions = np.rint(a.npvalue()).astype(int).reshape(-1)
         if len(actions) == 1 and len(pushed) > 1:    # the same action everywhere (no batch dependence)
             actions = np.repeat(actions, len(pushed))
         candidates = state.stack.candidates(pushed)
         alphas = dy.concatenate([dy.cmult(a, a + 1) * 0.5, dy.cmult(a, a - 1) * 0.5, -dy.square(a) + 1.0])
-        tops = dy.concatenate_cols([codes(candidates[act]) for act in (Action.PUSH, Action.POP, Action.NO_OP)])
+        tops = dy.concatenate_cols([codes(candidates[Action.PUSH]), codes(candidates[Action.POP], state.stack.read()),
+                                    codes(candidates[Action.NO_OP])])
         read = matmul(tops, alphas)                                                       # eq. 6: (R,) x B
         return NSPDAState(s, read, state.stack.next(Signals([Action(int(v)) for v in actions], pushed)), a)
 
@@ -186,7 +211,7 @@ class NSPDAEncoder(Encoder):
         r, t = self.read_size, len(codes)
         table = dy.concatenate_cols([*codes, dy.one_hot(r, r - 2), dy.one_hot(r, r - 1)])   # (R, t + 2)
 
-        def e(tops: list[int]) -> dy.Expression:
+        def e(tops: list[int], popped: list[int] | None = None) -> dy.Expression:
             columns = [t if top == BOTTOM else t + 1 if top == EMPTY else top for top in tops]
             return matmul(table, dy.one_hot(t + 2, columns))                               # (R,) x B
         return e

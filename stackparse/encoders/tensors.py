@@ -39,9 +39,23 @@ def straight_through_round(x: dy.Expression) -> dy.Expression:
     return dy.nobackprop(dy.round(x, gradient_mode="zero_gradient")) + (x - dy.nobackprop(x))
 
 
+def levels(x: dy.Expression, above: tuple[float, ...] = (), below: tuple[float, ...] = ()) -> dy.Expression:
+    """sum_a [x > a] - sum_b [x < b] forward (a step function: the NSPDA's quantizers, binary and ternary
+    weights), the identity's gradient backward (straight-through, as `straight_through_round`).
+
+    The indicator [v > 0] is 1 - relu(1 - 1e30 relu(v)): exact in float32 (a v below 1e-30 counts as 0), and a tie
+    falls on the side the comparison says, the same in every batch element; round() at exactly 0.5 is not (DyNet's
+    vectorized and scalar paths round it differently: a state of zeros gives sigmoid(b) = 0.5 at b = 0)."""
+    def indicator(v: dy.Expression) -> dy.Expression:
+        return -dy.rectify(-dy.rectify(v) * 1e30 + 1.0) + 1.0
+    q = dy.esum([indicator(x - a) for a in above] + [-indicator(-x + b) for b in below])
+    return dy.nobackprop(q) + (x - dy.nobackprop(x))
+
+
 def quantized(x: dy.Expression, on: bool = True) -> dy.Expression:
-    """round(x) with the straight-through gradient (identity), or x itself when `on` is False."""
-    return straight_through_round(x) if on else x
+    """round(x) for x in (-1.5, 1.5) (sigmoid and tanh units), ties toward 0, with the straight-through gradient
+    (identity) (`levels`); or x itself when `on` is False."""
+    return levels(x, above=(0.5,), below=(-0.5,)) if on else x
 
 
 def discretized(expression: dy.Expression, step: float) -> dy.Expression:

@@ -6,6 +6,7 @@ files (`best/` with the parameters, `run-*/checkpoint/`, `log.jsonl`) and `metri
 """
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -74,9 +75,27 @@ def run(experiment: Experiment, out: Path | str, resume: bool = False, progress:
     seconds = time.perf_counter() - start
     result.objective.restore(result.model_dir)
     metrics = {**experiment.test(result.objective), "best_restart": result.restart, "best_epoch": result.epoch,
-               "validation": result.metrics, "train_seconds": seconds}
+               "validation": result.metrics, "train_seconds": seconds,
+               **convergence(out / "log.jsonl", experiment.train_config, result.restart, result.objective.unit)}
     write_json(out / "metrics.json", metrics)
     return metrics
+
+
+def convergence(log: Path, train: TrainConfig, restart: int, unit: str) -> dict:
+    """With a stopping rule (`TrainConfig.stop_metric`): `converged_epoch`, the first epoch of `restart` whose
+    metric reached `stop_at` (None if none did), and `converged_{unit}`, the units trained on until then (the
+    NSPDA paper's convergence, in epochs and in characters: its Tables 1 and 2)."""
+    if not train.stop_metric:
+        return {}
+    trained, epoch = 0.0, None
+    for row in (json.loads(line) for line in log.read_text().splitlines() if line.strip()):
+        if row.get("restart", 1) != restart:
+            continue
+        trained += row.get(f"train_{unit}_per_s", 0.0) * row.get("train_seconds", 0.0)
+        if row.get(train.stop_metric, float("-inf")) >= train.stop_at:
+            epoch = row["epoch"]
+            break
+    return {"converged_epoch": epoch, f"converged_{unit}": round(trained) if epoch is not None else None}
 
 
 def _erase_run(out: Path) -> None:

@@ -77,17 +77,18 @@ class SequenceExperiment(Kind):
 
     @classmethod
     def defaults(cls, task: str, model: str) -> SequenceSettings:
-        """The model's defaults, and the task's own training over the trainer's and the data's."""
-        return with_changes(SequenceSettings(task, model), get_task(task).default_training)
+        """The model's defaults, the task's own training over the trainer's and the data's, and the model's
+        (`SequenceModel.default_training`, e.g. the higher-order networks' noise regulariser) over those."""
+        settings = with_changes(SequenceSettings(task, model), get_task(task).default_training)
+        return with_changes(settings, get_model_class(model).default_training)
 
     def build(self, seed: int) -> SequenceObjective:
         s, task = self.settings, self.task
         pc = dy.ParameterCollection()
         model = get_model_class(s.model)(pc, s.model_config, len(task.symbols), len(task.outputs))
-        method = gradient_method(s.data, model, s.train.bptt)
-        objective = SequenceObjective(task, model, pc, s.train, s.data, method, validation_seed=s.train.seed)
-        insert_rules(model, task.pda, s.data, s.train.seed)
-        return objective
+        hints = insert_rules(model, task.pda, s.data, s.train.seed)
+        method = gradient_method(s.data, model, s.train.bptt, hints)
+        return SequenceObjective(task, model, pc, s.train, s.data, method, validation_seed=s.train.seed)
 
     def hooks(self, objective: SequenceObjective) -> list:
         """The trainer hooks of one restart: the weights' and the learning rate's noise (each in its stage of

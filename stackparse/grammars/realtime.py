@@ -54,17 +54,27 @@ class RealTimePDA:
 
     def run(self, string: str) -> bool:
         """Whether the table accepts `string` (equal to `accepts(pda, string)`, by construction)."""
-        state, stack = self.pda.start, [BOTTOM] if self.pda.bottom else []
+        return self._walk(string)[1]
+
+    def trace(self, string: str) -> list[tuple[str, str, str] | None]:
+        """The move (state, symbol, top) the table makes at each step of `string`; None from the first step that
+        has none (the string is rejected there)."""
+        return self._walk(string)[0]
+
+    def _walk(self, string: str) -> tuple[list[tuple[str, str, str] | None], bool]:
+        keys, state, stack = [], self.pda.start, [BOTTOM] if self.pda.bottom else []
         for x in string:
-            move = self.moves.get((state, x, stack[-1] if stack else EMPTY))
+            key = (state, x, stack[-1] if stack else EMPTY)
+            move = self.moves.get(key)
             if move is None:
-                return False
+                return keys + [None] * (len(string) - len(keys)), False
+            keys.append(key)
             state = move.target
             if move.op is Op.PUSH:
                 stack.append(x)
             elif move.op is Op.POP:
                 stack.pop()
-        return (state, stack[-1] if stack else EMPTY) in self.accepting
+        return keys, (state, stack[-1] if stack else EMPTY) in self.accepting
 
 
 def _unfit(pda: PDA, why: str) -> UserError:

@@ -80,3 +80,39 @@ class DiscreteStack:
 
     def depths(self) -> list[int]:
         return [len(s) for s in self.stacks]
+
+    def select(self, indices: Sequence[int]) -> DiscreteStack:
+        """The stacks of the sequences at `indices`, in that order (e.g. those of a batch still running)."""
+        return DiscreteStack(tuple(self.stacks[i] for i in indices))
+
+    def tile(self, copies: int) -> TiledStack:
+        """`copies` copies of the batch, copy c of stack b at c * batch_size + b, which act as one (`TiledStack`)."""
+        return TiledStack(self, copies)
+
+
+@dataclass(frozen=True)
+class TiledStack:
+    """Copies of a batch of stacks that take the same actions: what the gradient methods run beside a batch, copies
+    of its states (`stackparse.cells`). Copy c of stack b is at c * base.batch_size + b. It reads as `DiscreteStack`
+    does, each result the base's repeated, and `next` moves the base by the first copy's actions (the others', the
+    same, are not looked at): the work is the base batch's, whatever the number of copies."""
+    base: DiscreteStack
+    copies: int
+
+    @property
+    def batch_size(self) -> int:
+        return self.base.batch_size * self.copies
+
+    def next(self, signals: Signals) -> TiledStack:
+        n = self.base.batch_size
+        return TiledStack(self.base.next(Signals(signals.actions[:n], signals.symbols[:n])), self.copies)
+
+    def read(self) -> list[int]:
+        return self.base.read() * self.copies
+
+    def candidates(self, symbols: Sequence[int]) -> dict[Action, list[int]]:
+        return {action: tops * self.copies
+                for action, tops in self.base.candidates(symbols[:self.base.batch_size]).items()}
+
+    def depths(self) -> list[int]:
+        return self.base.depths() * self.copies

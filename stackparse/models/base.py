@@ -53,6 +53,15 @@ def model_settings(name: str, core: type[EncoderConfig], base: type[ModelConfig]
     return dataclasses.make_dataclass(name, fields, bases=(base,), frozen=True, namespace={"__module__": __name__})
 
 
+class Memoryless:
+    """A model whose state is all it remembers: reading a step again (`Refinable.refine`) is stepping again."""
+
+    def refine(self, state, ids, hold=None):
+        if hold is not None:
+            raise ValueError(f"{self.name}: no step of it can be hinted (only rule insertion gives hints)")
+        return self.step(state, ids)
+
+
 class SequenceModel(abc.ABC):
     """Base class; subclasses set `name`, `description` and optionally `Config`.
 
@@ -65,6 +74,9 @@ class SequenceModel(abc.ABC):
     training: bool = False
     """True while the objective trains the model (it sets this); a model may act differently at
     evaluation, e.g. discretize its memory actions."""
+    default_training: ClassVar[dict] = {}
+    """Training settings of this kind of model over the task's ({"data": {field: value}}), e.g. a regulariser its
+    paper uses on it."""
     evaluation_batch: ClassVar[int] = 256
     """Sequences per DyNet batch when scoring (validation, test): fewer for a model whose state grows
     with time, since a graph keeps every step's state."""

@@ -37,16 +37,14 @@ class WeightTensors(Protocol):
 
 @runtime_checkable
 class Refinable(Protocol):
-    """a higher-order model (rnn2, nspda2, nspda3, nnpda)
+    """a model that can read a step again with its memory left as it is (rnn, lstm, gru, rnn2, nspda2, nspda3, nnpda)
 
-    A step that is a pure function of (state, input, weights), started from any state neurons: what
-    iterative refinement (NSPDA eq. 15-17) runs, pass after pass. Only the methods no other model has
-    are checked; refinement also uses `TensorRNN`'s weights, recurrent_parameters and response.
+    What per-step iterative refinement (NSPDA eq. 17, `stackparse.training.refinement`) runs between a step's
+    predictions: the recurrence again on the step's input ids, the memory (a stack) neither read anew nor changed;
+    `hold` (B,) bool, where given, keeps those sequences' states as they are (their step is hinted).
     """
 
-    def neurons(self, state) -> dy.Expression: ...
-
-    def cell(self, state, x: dy.Expression, ids, weights: list[dy.Expression]): ...
+    def refine(self, state, ids, hold=None): ...
 
 
 @runtime_checkable

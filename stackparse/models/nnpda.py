@@ -29,7 +29,8 @@ from stackparse.models.base import model_settings, register
 from stackparse.models.nspda import StackTensorRNN
 from stackparse.models.second_order import TensorConfig
 
-NNPDAModelConfig = model_settings("NNPDAModelConfig", NSPDAConfig, TensorConfig, exclude=("order",),
+NNPDAModelConfig = model_settings("NNPDAModelConfig", NSPDAConfig, TensorConfig, exclude=("order", "pairing",
+                                                                                          "action_quantizer"),
                                   quantize_states=False)
 """The NSPDA's settings; the NNPDA's state neurons are continuous sigmoids unless quantized."""
 

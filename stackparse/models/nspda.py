@@ -1,54 +1,95 @@
 """The Neural State Pushdown Automaton (NSPDA): a higher-order neural state machine driving a discrete stack.
 
 A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020), §3. With state
-neurons s (N), one-hot input neurons x (I) and read neurons r (R), one step is
+neurons s (N, the paper's z), one-hot input neurons x (I) and read neurons r (R), one step is
 
     z^t = W^s P^t + b^s,  s^t = g(z^t)                                                   (eq. 1)
     A^t = W^a P^t + b^a,  a^t = f(A^t) in {-1: POP, 0: NO-OP, 1: PUSH}                     (eq. 2)
     P^t = s^{t-1} (x) x^t (x) r^{t-1}               third order (`nspda3`, the paper's M2)
-    P^t = [s^{t-1}; r^{t-1}] (x) x^t                second order (`nspda2`, the paper's M1)
+    P^t = s^{t-1} (x) [r^{t-1}; x^t]                second order (`nspda2`, the paper's M1; `pairing`)
     stack^t = update(stack^{t-1}, a^t, push x^t)    (`stackparse.memories.discrete_stack`)
-    r^t = alpha_1 e(push top) + alpha_2 e(pop top) + alpha_3 e(top)                      (eq. 6)
+    r^t = alpha_1(a) c(push top) + alpha_2(a) c(pop top) + alpha_3(a) c(top)            (eq. 6, below)
     alpha_1 = a(a+1)/2, alpha_2 = a(a-1)/2, alpha_3 = 1 - a^2     (1 for the action taken, else 0)
-    y^t = softmax(V (s^t (x) r^t) + c)             (the response: reject / accept)
+    y^t = sigmoid(W^o s^t + b^o)                    the response (`readout` state)
 
-g(z) = round(sigmoid(z)) and f(A) = round(tanh(A)) are the quantized activations (eq. 7-14), with the
-straight-through gradient of sigmoid(z) and tanh(A) (Bengio et al. 2013; `encoders.tensors.straight_through_round`).
-The stack is a real one: whole symbols. Eq. 6 makes it learnable: the read, each action's candidate top weighted by
-alpha(a), equals the discrete read exactly (a is -1, 0 or 1) yet has a gradient in a, hence in A.
-`stackparse.encoders.nspda.NSPDAController` holds eq. 1-2 and 6 once: the models here drive it with one-hot symbols
-(the NNPDA, `stackparse.models.nnpda`, with its analog stack), `stackparse.encoders.NSPDAEncoder` with any vectors.
+g(z) = round(sigmoid(z)); f is eq. 14's quantizer of f^(A) = 2 sigmoid(A) - 1: PUSH above 0.13, POP below -0.09,
+NO-OP between (`action_quantizer`); both pass the gradient of their continuous version straight through (Bengio
+et al. 2013). The stack is a real one: whole symbols. The read mixes each action's candidate top by polynomials in a
+that are 1 for the action taken and 0 for the others: it equals the discrete read exactly (a is -1, 0 or 1), yet
+has a gradient in a, hence in A. `stackparse.encoders.nspda.NSPDAController` holds eq. 1-2 and 6 once: the models
+here drive it with one-hot symbols (the NNPDA, `stackparse.models.nnpda`, with its analog stack),
+`stackparse.encoders.NSPDAEncoder` with any vectors. At evaluation the weights are discretized, W^s binary and W^a
+ternary (`weight_values`), "before evaluation is conducted" (§3).
 
-Choices the paper leaves open, and why:
+What the paper leaves open or contradicts, our reading, and why (each a setting; `EARLIER` is this project's model
+before the paper's text was at hand, kept beside it):
+- Eq. 6 and the examples after it make r a function of the action alone, one read and one action neuron per input
+  symbol; yet the text calls r "the neuron that reads the content at the top of the stack", and an r blind to the
+  stack could not tell a^3 b^2 from a^2 b^2. We keep the intent, a read of the top, with eq. 6's values: the read
+  neurons are one per stack symbol (the input symbols, the bottom marker, the empty stack: R = I + 2), the top's
+  neuron holds alpha_2 ~ U(0.901, 0.992) (eq. 6's push value), a symbol the step popped (unless it is also the
+  new top) alpha_3 ~ U(0.025, 0.110) (the pop value), every other neuron alpha_1 ~ U(0.0001, 0.008) (the no-op
+  value); one action neuron that pushes the current input, pops or does nothing (the NNPDA's interface, and the
+  text's "the current input is pushed"). The values are drawn each step in training ("to create continuous value
+  for backprop"), shared by the minibatch so that the copies of one state the gradient methods run read alike, and
+  are the intervals' midpoints at evaluation, so that an answer is a function of the string (`read_values`
+  onehot: e(top) exactly).
+- M1 concatenates the read with the input, z (x) [r; x] (`pairing` read-input; state-read: [s; r] (x) x).
+- The response is a logistic unit on the state (`readout` state); we write it as the two-class softmax over V s + c,
+  the same function (sigmoid of the scores' difference). The state-read response, a softmax over s (x) r, sees the
+  top as well: a programmed automaton needs it, since acceptance is a function of (state, top).
+- Binary and ternary weights "at evaluation": each weight to the nearest of {0, 1} (W^s) and {-1, 0, 1} (W^a);
+  biases and the response stay as trained (the text discretizes the "to-state" and "to-action" tensors only)
+  (`weight_values` step: every recurrent weight to a multiple of `weight_step`, programmed ones unchanged).
 - What is pushed: the current input symbol, as in the NNPDA (Sun et al. 1993): the stack alphabet is the input
-  alphabet plus a bottom marker (`bottom`: the stack starts holding it, like a PDA's Z). Read neurons: one per
-  input symbol, one for the marker, one for the empty stack (R = I + 2); e(.) the one-hot vector of a top.
-- M1 gets the read through its state vector, [s; r], each weight joining one neuron of it with one input symbol.
-  Less expressive than M2: a neuron's input is a sum of a (state, input) and a (read, input) term, not a function
-  of the three together (what that means for programming it: `stackparse.models.programming`).
-- The response reads s^t (x) r^t after the step's action: acceptance can depend on what the stack shows after
-  the last pop (a^n b^n: the bottom marker), which s^t cannot know.
+  alphabet plus a bottom marker (`bottom`: the stack starts holding it, like a PDA's Z).
 - `quantize_states` (training): on by default, as the paper trains the quantized network; off gives continuous
   sigmoid states in training (evaluation always quantizes). Actions are always quantized: the stack is discrete.
 - A popped empty stack stays empty (a PDA would have no move there; the response learns to reject).
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import dynet as dy
 import numpy as np
 
-from stackparse.config import SettingError
+from stackparse.config import SettingError, setting
 from stackparse.encoders.nspda import NSPDAConfig, NSPDAController, NSPDAState
-from stackparse.encoders.tensors import outer
+from stackparse.encoders.tensors import levels, outer
 from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack
 from stackparse.models.base import model_settings, register
 from stackparse.models.second_order import TensorConfig, TensorRNN
+from stackparse.sequences import reattach
 
-NSPDAModelConfig = model_settings("NSPDAModelConfig", NSPDAConfig, TensorConfig, exclude=("order",))
-"""Settings of the NSPDA (and of the NNPDA, which shares its controller): the NSPDA encoder's options
-but its order (nspda2, nspda3: the class's), and the higher-order models'."""
+READ_VALUES = ("alpha", "onehot")
+READOUTS = ("state", "state-read")
+WEIGHT_VALUES = ("paper", "step")
+ALPHAS = {Action.NO_OP: (0.0001, 0.008), Action.PUSH: (0.901, 0.992), Action.POP: (0.025, 0.110)}
+"""Eq. 6's read values: alpha_1 (no-op), alpha_2 (push), alpha_3 (pop), each uniform in its interval."""
+
+
+@dataclass(frozen=True)
+class NSPDAPaperConfig(TensorConfig):
+    """What the NSPDA model adds to the higher-order models' settings: the paper's reads, response and weights,
+    each beside this project's earlier choice (module docstring)."""
+    read_values: str = setting("alpha", "nspda: the read neurons: alpha (eq. 6's values: the top's neuron "
+                               "alpha_2, a just-popped symbol's alpha_3, the others alpha_1, drawn each step in "
+                               "training, the midpoints at evaluation) or onehot (exactly e(top))", choices=READ_VALUES)
+    readout: str = setting("state", "nspda: the response: state (y = sigmoid(W^o s + b^o), the paper's) or "
+                           "state-read (a softmax over s (x) r, which sees the stack's top)", choices=READOUTS)
+    weight_values: str = setting("paper", "nspda: the weights at evaluation: paper (W^s binary, W^a ternary, each "
+                                 "weight to the nearest value; biases and the response as trained) or step "
+                                 "(every recurrent weight to a multiple of weight_step)", choices=WEIGHT_VALUES)
+
+
+EARLIER = {"pairing": "state-read", "action_quantizer": "round", "read_values": "onehot", "readout": "state-read",
+           "weight_values": "step"}
+"""This project's earlier NSPDA (before the paper's text was at hand), kept beside the paper's as settings."""
+
+NSPDAModelConfig = model_settings("NSPDAModelConfig", NSPDAConfig, NSPDAPaperConfig, exclude=("order",))
+"""Settings of the NSPDA: the NSPDA encoder's options but its order (nspda2, nspda3: the class's), the
+higher-order models' and the paper's reads, response and weights (`NSPDAPaperConfig`)."""
 
 
 class StackTensorRNN(TensorRNN):
@@ -63,12 +104,16 @@ class StackTensorRNN(TensorRNN):
 
     def __init__(self, pc, config: NSPDAModelConfig, n_inputs, n_outputs):
         n, r = config.hidden, n_inputs + self.extra_reads
-        # The response reads s (x) r: the base class's V, c are sized for it (module docstring).
-        super().__init__(pc, replace(config, hidden=n * r), n_inputs, n_outputs, state_size=n)
+        self.reads_out_state = getattr(config, "readout", "state-read") == "state"
+        # The base class's V, c are sized for what the response reads: s, or s (x) r (module docstring).
+        super().__init__(pc, replace(config, hidden=n if self.reads_out_state else n * r), n_inputs, n_outputs,
+                         state_size=n)
         self.config, self.read_neurons = config, r
         # The equations, shared with the NSPDA encoder; Ws, Wa, bs, ba keep their names and order, and
         # stay attributes of the model (programming writes them).
-        self.nspda = NSPDAController(self.pc, self.order, n, n_inputs, r, self.add_tensor)
+        self.nspda = NSPDAController(self.pc, self.order, n, n_inputs, r, self.add_tensor,
+                                     getattr(config, "pairing", "read-input"), getattr(config, "action_quantizer",
+                                                                                       "round"))
         self.Ws, self.bs, self.Wa, self.ba = self.nspda.parameters
 
     def recurrent_parameters(self) -> list[dy.Parameters]:
@@ -79,6 +124,11 @@ class StackTensorRNN(TensorRNN):
     def quantize_states(self) -> bool:
         """Whether g quantizes now: in training as the settings say, at evaluation when `discrete`."""
         return self.config.quantize_states or (self.discrete and not self.training)
+
+    def refine_cell(self, state: NSPDAState, x: dy.Expression, ids, weights) -> NSPDAState:
+        """Eq. 1 again on x^t with the stack and its read as they are (`stackparse.training.refinement`)."""
+        s, _ = self.controller(state, x, weights)
+        return NSPDAState(s, state.read, state.stack, state.action)
 
     def controller(self, state: NSPDAState, x: dy.Expression, weights) -> tuple[dy.Expression, dy.Expression]:
         """Eq. 1-2: (s^t, A^t) from s^{t-1}, x^t and r^{t-1}, with W^s, b^s, W^a, b^a = `weights`."""
@@ -93,7 +143,7 @@ class StackTensorRNN(TensorRNN):
         return NSPDAState(s0, self.read_vector(stack), stack, None)
 
     def hidden(self, state):
-        return outer([state.state, state.read])
+        return state.state if self.reads_out_state else outer([state.state, state.read])
 
     def neurons(self, state: NSPDAState) -> dy.Expression:
         return state.state
@@ -129,18 +179,48 @@ class NSPDA(StackTensorRNN):
         return [self.n_inputs + 1 if t == EMPTY else t for t in tops]
 
     def onehots(self, tops) -> dy.Expression:
-        """e(top) for a batch of tops: (R,) x B, constant."""
+        """The one-hot vector of each of a batch of tops: (R,) x B, constant."""
         return dy.lookup_batch(self.read_codes, self.read_ids(tops), update=False)
+
+    def codes(self):
+        """e(.) of this step: B tops (and, for the POP candidate, the tops it pops) -> the read vectors, (R,) x B.
+        `onehot`: e(top) exactly. `alpha` (eq. 6's values, module docstring): alpha_1 everywhere but the top's
+        neuron, alpha_2, and a popped symbol's, alpha_3 (unless it is the new top); drawn once per step for the
+        whole batch in training (the copies of one state the gradient methods run must read alike), the intervals'
+        midpoints at evaluation."""
+        if self.config.read_values == "onehot":
+            return lambda tops, popped=None: self.onehots(tops)
+        r = self.read_neurons
+        off, on, gone = (dy.random_uniform((r,), lo, hi) if self.training else dy.constant((r,), (lo + hi) / 2)
+                         for lo, hi in (ALPHAS[Action.NO_OP], ALPHAS[Action.PUSH], ALPHAS[Action.POP]))
+
+        def e(tops, popped=None) -> dy.Expression:
+            code = off + dy.cmult(on - off, self.onehots(tops))
+            marked = [p != EMPTY and p != t for p, t in zip(popped or (), tops)]
+            if any(marked):
+                mask = reattach([np.array(marked, dtype=float).reshape(1, -1)])[0]
+                code = code + dy.cmult(dy.cmult(gone - off, self.onehots(popped)), mask)
+            return code
+        return e
 
     def empty_stack(self, batch_size: int) -> DiscreteStack:
         """B stacks holding the bottom marker (with `bottom`)."""
         return DiscreteStack.empty(batch_size, (self.n_inputs,) if self.config.bottom else ())
 
     def read_vector(self, stack: DiscreteStack) -> dy.Expression:
-        return self.onehots(stack.read())
+        return self.codes()(stack.read())
+
+    def weights(self) -> list[dy.Expression]:
+        """W^s, b^s, W^a, b^a as this step uses them: at evaluation (and in training with `discretize_training`)
+        the paper's W^s binary and W^a ternary, each weight to the nearest value (`weight_values` paper), or
+        every weight to a multiple of `weight_step` (step)."""
+        if self.config.weight_values == "step" or (self.training and not self.config.discretize_training):
+            return super().weights()
+        Ws, bs, Wa, ba = (p.expr(True) for p in self.nspda.parameters)
+        return [levels(Ws, above=(0.5,)), bs, levels(Wa, above=(0.5,), below=(-0.5,)), ba]
 
     def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):
-        return self.nspda.step(state, x, ids, self.onehots, weights, self.quantize_states)
+        return self.nspda.step(state, x, ids, self.codes(), weights, self.quantize_states)
 
     def trace(self, state):
         """The action of the last step and the stack depth (first sequence of the batch)."""

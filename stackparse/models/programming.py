@@ -20,7 +20,10 @@ A state code of all zeros is the dead state (no rule fired): it stays dead and r
 and tanh(H) round to the exact codes: the programmed network runs the PDA exactly on strings of any length.
 
 Partial insertion (`insert`): the rules go into a model about to be trained, the other weights keep their random
-values, and `share` < 1 writes only a random share of the moves (the paper's "partial" prior knowledge).
+values, and `share` < 1 writes only a random share of the moves (the paper's "partial" prior knowledge), each with
+its stack action, and, with `all_actions`, the stack action of every move (the two kinds of hint,
+`stackparse.training.rules`). A model whose
+response reads the state alone (the paper's) gets no response written: acceptance is a function of (state, top).
 """
 from __future__ import annotations
 
@@ -76,18 +79,21 @@ def programmed_nspda(pda: PDA, order: int, strength: float = 8.0,
     its outputs `OUTPUTS`. A UserError if the PDA does not fit (`realtime`) or its actions need order 3."""
     table = realtime(pda)
     cls = {2: NSPDA2, 3: NSPDA3}[order]
-    config = cls.Config(hidden=neurons_needed(table, order), bottom=bool(pda.bottom))
+    # The response must see the top (acceptance is a function of (q, top)); the weights stay as programmed.
+    config = cls.Config(hidden=neurons_needed(table, order), bottom=bool(pda.bottom), readout="state-read",
+                        weight_values="step")
     model = cls(pc or dy.ParameterCollection(), config, len(pda.input_symbols), len(OUTPUTS))
     insert(model, table, strength, share=1.0, rng=np.random.default_rng(0), clear=True)
     return model
 
 
 def insert(model: NSPDA, table: RealTimePDA, strength: float, share: float, rng: np.random.Generator,
-           clear: bool = False) -> None:
+           clear: bool = False, all_actions: bool = True) -> set[tuple[str, str, str]]:
     """Write the rules of the real-time `table` into `model`'s first state neurons, with weights of `strength` H (module
-    docstring): a `share` of the moves (chosen with `rng`, the only source of randomness; 1 = all). `clear` zeroes every
-    other weight too (full programming) rather than keep it (insertion). A UserError if the model is too small or its
-    inputs and outputs are not the PDA's input symbols and `OUTPUTS`."""
+    docstring): a `share` of the moves (chosen with `rng`, the only source of randomness; 1 = all), their state
+    transitions (W^s) and stack actions (W^a); with `all_actions`, every move's stack action. `clear` zeroes every other weight too (full
+    programming) rather than keep it (insertion). Returns the moves written. A UserError if the model is too small or
+    its inputs and outputs are not the PDA's input symbols and `OUTPUTS`."""
     pda = table.pda
     if model.n_inputs != len(pda.input_symbols) or model.n_outputs != len(OUTPUTS):
         raise UserError(f"{model.name}: {model.n_inputs} inputs and {model.n_outputs} outputs cannot hold "
@@ -105,26 +111,35 @@ def insert(model: NSPDA, table: RealTimePDA, strength: float, share: float, rng:
     arrays = {name: p.as_array() for name, p in parameters.items()}
     if clear:
         arrays = {name: np.zeros_like(a) for name, a in arrays.items()}
-    writer(model, table, c, kept, strength, arrays)
-    _write_response(model, table, c, strength, arrays)
+    writer(model, table, c, kept, strength, arrays, all_actions)
+    if not model.reads_out_state:
+        _write_response(model, table, c, strength, arrays)
     for name, a in arrays.items():
         parameters[name].set_value(a)
+    return kept
 
 
-def _write3(model: NSPDA, table: RealTimePDA, c: Code, kept: set, h: float, w: dict) -> None:
+def _write3(model: NSPDA, table: RealTimePDA, c: Code, kept: set, h: float, w: dict, all_actions: bool) -> None:
     n, i, neuron = model.config.hidden, model.n_inputs, {q: j for j, q in enumerate(c.states)}
     w["bs"][:len(c.states)] = -h / 2
     for (q, x, top), move in table.moves.items():
+        column = neuron[q] + n * (table.pda.input_symbols.index(x) + i * read_index(table, top))
         if (q, x, top) in kept:
-            column = neuron[q] + n * (table.pda.input_symbols.index(x) + i * read_index(table, top))
             w["Ws"][:len(c.states), column] = 0.0
             w["Ws"][neuron[move.target], column] = h
+        if (q, x, top) in kept or all_actions:
             w["Wa"][0, column] = h * move.op.value
 
 
-def _write2(model: NSPDA, table: RealTimePDA, c: Code, kept: set, h: float, w: dict) -> None:
-    n, width = model.config.hidden, model.config.hidden + model.read_neurons
+def _write2(model: NSPDA, table: RealTimePDA, c: Code, kept: set, h: float, w: dict, all_actions: bool) -> None:
+    n, r = model.config.hidden, model.read_neurons
     symbols = table.pda.input_symbols
+    # The columns of (state neuron j, input x) and (j, read l) for s (x) [r; x] (read-input), and of (j, x) and
+    # (read l, x) for [s; r] (x) x (state-read): `outer` puts the first factor's index fastest.
+    if model.config.pairing == "read-input":
+        state_input, read_term = (lambda j, x: j + n * (r + x)), (lambda j, l, x: j + n * l)
+    else:
+        state_input, read_term = (lambda j, x: j + (n + r) * x), (lambda j, l, x: n + l + (n + r) * x)
     for target, rule in enumerate(c.rules):
         if rule is not None and rule not in kept:
             continue                                   # left to training
@@ -132,19 +147,22 @@ def _write2(model: NSPDA, table: RealTimePDA, c: Code, kept: set, h: float, w: d
         if rule is None:
             continue                                   # the start neuron never fires again
         q, x, top = rule
-        base = width * symbols.index(x)
+        x, l = symbols.index(x), read_index(table, top)
         for j, state in enumerate(c.states):
             if state == q:
-                w["Ws"][target, j + base] = h
-        w["Ws"][target, n + read_index(table, top) + base] = h
+                w["Ws"][target, state_input(j, x)] = h
+                if model.config.pairing == "read-input":
+                    w["Ws"][target, read_term(j, l, x)] = h
+        if model.config.pairing == "state-read":
+            w["Ws"][target, read_term(None, l, x)] = h
     for j, q in enumerate(c.states):
         for x in symbols:
-            ops = {move.op for (p, y, _), move in table.moves.items() if p == q and y == x}
+            ops = {move.op for key, move in table.moves.items() if key[:2] == (q, x) and (key in kept or all_actions)}
             if len(ops) > 1:
                 raise UserError(f"{table.pda.name}: in state {q} reading {x!r}, the stack action depends on the "
                                 f"top; the second-order NSPDA cannot hold it (use order 3)")
             if ops:
-                w["Wa"][0, j + width * symbols.index(x)] = h * ops.pop().value
+                w["Wa"][0, state_input(j, symbols.index(x))] = h * ops.pop().value
 
 
 def _write_response(model: NSPDA, table: RealTimePDA, c: Code, h: float, w: dict) -> None:

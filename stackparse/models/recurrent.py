@@ -2,17 +2,20 @@
 
 Elman:  h_t = sigmoid(U x_t + R h_{t-1})      (eq. 1; a bias is added)
         y_t = softmax(V h_t)                   (eq. 2, in SequenceModel.scores)
-LSTM and GRU use DyNet's builders (VanillaLSTMBuilder: the standard LSTM without peepholes).
+LSTM and GRU use DyNet's builders (VanillaLSTMBuilder: the standard LSTM without peepholes). The LSTM with
+peepholes (`lstm-p`, the NSPDA paper's baseline "LSTM-p": we read the label's "p" as peepholes, though the sentence
+that introduces it lists "with (LSTM) and without peepholes (LSTM-p)") is DyNet's CoupledLSTMBuilder, whose
+gates read the cell state; its input and forget gates are coupled (f = 1 - i): DyNet has no uncoupled one.
 """
 from __future__ import annotations
 
 import dynet as dy
 
-from stackparse.models.base import SequenceModel, register
+from stackparse.models.base import Memoryless, SequenceModel, register
 
 
 @register
-class ElmanRNN(SequenceModel):
+class ElmanRNN(Memoryless, SequenceModel):
     name = "rnn"
     description = "Elman RNN with sigmoid units (Joulin & Mikolov 2015, eq. 1-2)"
 
@@ -45,7 +48,7 @@ class ElmanRNN(SequenceModel):
         return list(state)
 
 
-class _BuilderModel(SequenceModel):
+class _BuilderModel(Memoryless, SequenceModel):
     """A model whose recurrence is one of DyNet's RNN builders."""
     builder_class: type
 
@@ -72,6 +75,13 @@ class LSTM(_BuilderModel):
     name = "lstm"
     description = "LSTM (DyNet VanillaLSTMBuilder)"
     builder_class = dy.VanillaLSTMBuilder
+
+
+@register
+class PeepholeLSTM(_BuilderModel):
+    name = "lstm-p"
+    description = "LSTM with peepholes, input and forget gates coupled (DyNet CoupledLSTMBuilder)"
+    builder_class = dy.CoupledLSTMBuilder
 
 
 @register

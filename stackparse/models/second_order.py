@@ -25,11 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import dynet as dy
+import numpy as np
 
 from stackparse.cells import Cell, MemoryCell
 from stackparse.config import SettingError, setting
 from stackparse.encoders.tensors import discretized, init_scale_setting, outer, start_vector, weight_tensor
 from stackparse.models.base import ModelConfig, SequenceModel, register
+from stackparse.sequences import reattach
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,9 @@ class TensorRNN(SequenceModel):
     with `add_tensor` (what noise perturbs), list `recurrent_parameters` and write `cell` with the weights given; a
     state whose differentiable part is not one vector says how it packs into one (`pack`, `unpack`)."""
     Config = TensorConfig
+    # The NSPDA paper: "All higher-order RNNs made use of our proposed adaptive noise regularizer" (Algorithm 2;
+    # its beta is not given: 1 is our choice).
+    default_training = {"data": {"noise": 1.0, "noise_kind": "algorithm2"}}
 
     def __init__(self, pc, config: TensorConfig, n_inputs, n_outputs, state_size: int | None = None):
         super().__init__(pc, config, n_inputs, n_outputs)
@@ -103,6 +108,19 @@ class TensorRNN(SequenceModel):
     def step(self, state, ids):
         return self.cell(state, self.embed(ids), ids, self.weights())
 
+    def refine_cell(self, state, x: dy.Expression, ids, weights: list[dy.Expression]):
+        """The recurrence again on x with any memory left as it is (`Refinable`); `cell` for a memoryless model."""
+        return self.cell(state, x, ids, weights)
+
+    def refine(self, state, ids, hold=None):
+        """`refine_cell` on the step's input; the sequences `hold` marks keep their state (`Refinable`)."""
+        new = self.refine_cell(state, self.embed(ids), ids, self.weights())
+        if hold is None:
+            return new
+        (old, rest), (vector, _) = self.pack(state), self.pack(new)
+        keep, change = reattach([np.asarray(hold, dtype=float).reshape(1, -1), 1.0 - np.asarray(hold, dtype=float).reshape(1, -1)])
+        return self.unpack(dy.cmult(keep, old) + dy.cmult(change, vector), rest)
+
     def response(self, state, V: dy.Expression, c: dy.Expression) -> dy.Expression:
         """The output scores V hidden(state) + c (`scores`), with the weights given: (n_outputs,) x B."""
         return dy.affine_transform([c, V, self.hidden(state)])
@@ -124,20 +142,24 @@ class TensorRNN(SequenceModel):
 
     def gradient_cell(self) -> tuple[Cell, list[dy.Parameters]]:
         """This model's step (`cell`) and loss (-log softmax of `response`) as a cell for the gradient methods, and
-        its parameters in order: the recurrence's, then V and c. x is an input id, y a target id; `pack`'s rest
-        (the NSPDA's discrete stack) is its memory: `linearise`'s identical copies of the state share one stack."""
+        its parameters in order: the recurrence's, then V and c. A step's inputs are the batch's input ids, the
+        loss's targets its target ids; `pack`'s rest, when there is one (the NSPDA's discrete stack), is the memory
+        of a `MemoryCell` (copies of a batch act on its stacks as one: `DiscreteStack.tile`)."""
         recurrent = len(self.recurrent_parameters())
 
-        def step(theta, vector, x, memory):
-            return self.pack(self.cell(self.unpack(vector, memory), self.embed([x]), [x], theta[:recurrent]))
+        def transition(theta, vector, ids, memory=None):
+            return self.pack(self.cell(self.unpack(vector, memory), self.embed(ids), ids, theta[:recurrent]))
 
-        def loss(theta, vector, y):
-            return dy.pickneglogsoftmax(self.response(self.unpack(vector, None), *theta[recurrent:]), y)
+        def loss(theta, vector, targets):
+            return dy.pickneglogsoftmax_batch(self.response(self.unpack(vector, None), *theta[recurrent:]),
+                                              list(targets))
 
         dy.renew_cg()
         vector, memory = self.pack(self.initial_state(1))
-        cell = MemoryCell(step, loss, vector.npvalue().reshape(-1), memory)
-        return cell, self.trained_parameters()
+        initial, params = vector.npvalue().reshape(-1), self.trained_parameters()
+        if memory is None:
+            return Cell(lambda theta, vector, ids: transition(theta, vector, ids)[0], loss, initial), params
+        return MemoryCell(transition, loss, initial, memory), params
 
 
 @register

@@ -34,6 +34,21 @@ from stackparse.tasks.base import DatasetTask, Example, Protocol, register
 DATA_SEED = 0
 GRAMMAR_SPLITS = {**PAPER_SPLITS, "validation": Split(100, 100, (1, 21))}
 OUTPUTS = ("reject", "accept")
+PAPER_CHOICES = {"lr_decay": 0.01, "lr_noise": 0.5}
+"""What the paper's text leaves open of its learning-rate annealing (its reference [29]): the decay of the rate
+lr / (1 + lr_decay e) at epoch e and the spread of each update's uniform factor around it (our choices)."""
+PAPER_TRAINING = {
+    "train": {"lr": 0.1005000321, "lr_schedule": "inverse", "lr_decay": PAPER_CHOICES["lr_decay"], "clip": 13.0,
+              "epochs": 500, "bptt": 0, "stop_metric": "train_accuracy", "stop_at": 1.0},
+    "data": {"incremental": "two-stage", "epoch_size": 4000, "lr_noise": PAPER_CHOICES["lr_noise"],
+             "score_every_step": True, "refine": 4, "grad": "bptt"},
+}
+"""The NSPDA paper's training, for every model on these tasks ("Experimental details", eq. 15-17, Algorithm 1):
+online SGD from 0.1005000321 with the stochastic annealing it cites, gradients clipped at 13, the loss at every
+step (eq. 15) refined K = 4 times (eq. 17), two-stage incremental learning (Algorithm 1) over passes of the whole
+training set, at most 500 epochs or until every training string is classified correctly. What belongs to a kind of
+model comes with the model or the experiment: the noise regulariser (Algorithm 2) of the higher-order networks,
+rule insertion into the NSPDA, UORO."""
 
 
 class GrammarTask(DatasetTask):
@@ -43,7 +58,8 @@ class GrammarTask(DatasetTask):
     output_symbols = OUTPUTS
     protocol = Protocol(train_n=GRAMMAR_SPLITS["train"].lengths, test_n=GRAMMAR_SPLITS["test"].lengths,
                         test_samples=1, curriculum_every=0, stream=False)
-    test_splits = ("test", "test-480", "test-960")
+    test_splits = ("test", "test-480", "test-960", "train")
+    default_training = PAPER_TRAINING
 
     def __init__(self, pda: PDA | None = None, splits: dict[str, Split] = GRAMMAR_SPLITS):
         """`pda` defaults to the shipped one named `grammar`; tests give smaller `splits`."""

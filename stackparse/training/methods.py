@@ -5,7 +5,7 @@ and updates. `gradient_method` picks the one the settings name, for a model that
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Protocol
+from typing import Callable, Iterator, Protocol
 
 import dynet as dy
 import numpy as np
@@ -13,25 +13,23 @@ import numpy as np
 from stackparse.config import SettingError, check, setting
 from stackparse.models.capabilities import OnlineGradients, Refinable, require
 from stackparse.sequences import Example, detach, masked_nll, pad, reattach, unroll
-from stackparse.training.gradients import METHODS, GradientConfig, precomputed_loss, sequence_gradient
-from stackparse.training.refinement import HINTS, refined_losses
+from stackparse.training.gradients import METHODS, GradientConfig, batch_gradient, precomputed_loss
+from stackparse.training.refinement import refined_losses
 
 
 @dataclass(frozen=True)
 class GradientSettings:
     grad: str = setting("tbptt", "gradient algorithm: tbptt (cut every bptt steps, 0 = never), bptt (never "
                         "cut), rtrl or uoro (forward in time; rnn2, nspda2, nspda3)", choices=METHODS)
-    refine: int = setting(1, "iterative refinement (NSPDA eq. 15-17): K passes over each minibatch, losses "
-                          "summed; 1 = off; needs grad bptt and a higher-order model", min=1)
-    refine_hint: str = setting("error", "refinement's hint: error (each pass starts from the last start moved "
-                               "against its loss gradient) or state (from where the last pass ended)",
-                               choices=HINTS)
-    refine_rate: float = setting(1.0, "refinement's step size toward the hint", min=0, min_open=True)
+    refine: int = setting(1, "iterative refinement (NSPDA eq. 17): K predictions at each step, the state carried "
+                          "from one to the next, one at steps an inserted rule hints; 1 = off; needs grad bptt",
+                          min=1)
 
     def validate(self) -> None:
         check(self)
         if self.refine > 1 and self.grad != "bptt":
-            raise SettingError("refine", "reads whole sequences: it needs grad bptt")
+            raise SettingError("refine", f"(iterative refinement) runs with grad bptt only: give refine 1 for "
+                                         f"grad {self.grad}")
 
 
 class GradientMethod(Protocol):
@@ -52,36 +50,36 @@ class TruncatedBPTT:
 
 @dataclass(frozen=True)
 class Online:
-    """RTRL or UORO (`training.gradients`) through the model's `gradient_cell`: one `PrecomputedLoss` per
-    minibatch, scaled like the BPTT loss (1 / the number of streams). UORO's signs come from `rng`, the
-    epoch's generator (a resumed run is exact)."""
+    """RTRL or UORO (`training.gradients`) through the model's `gradient_cell`, the minibatch's sequences in
+    lockstep: one `PrecomputedLoss` per minibatch, scaled like the BPTT loss (1 / the number of streams). The
+    per-step seeds and UORO's signs come from `rng`, the epoch's generator (a resumed run is exact)."""
     algorithm: str
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
         cell, params = model.gradient_cell()
-        results = [sequence_gradient(GradientConfig(self.algorithm), cell, params, e.inputs,
-                                     [y if s else None for y, s in zip(e.targets, e.scored)], rng) for e in batch]
-        yield precomputed_loss(params, results, 1 / len(batch)), sum(sum(e.scored) for e in batch)
+        result = batch_gradient(GradientConfig(self.algorithm), cell, params, batch, rng)
+        yield precomputed_loss(params, result, 1 / len(batch)), sum(sum(e.scored) for e in batch)
 
 
 @dataclass(frozen=True)
 class Refined:
-    """Iterative refinement (`training.refinement`): one loss over `passes` passes, each from a start
-    corrected by `hint` at step `rate`."""
+    """Iterative refinement per step (`training.refinement`): `passes` predictions per step, one where `hints`
+    (an example's hint vector, from rule insertion) says so."""
     passes: int
-    hint: str = "error"
-    rate: float = 1.0
+    hints: Callable[[Example], tuple] | None = None
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
-        return refined_losses(model, batch, self.passes, self.hint, self.rate)
+        return refined_losses(model, batch, self.passes, self.hints)
 
 
-def gradient_method(settings: GradientSettings, model, bptt: int) -> GradientMethod:
+def gradient_method(settings: GradientSettings, model, bptt: int,
+                    hints: Callable[[Example], tuple] | None = None) -> GradientMethod:
     """The method `settings` choose, for `model` (a UserError if it lacks what the method needs);
-    `bptt` is the truncation of "tbptt" (`TrainConfig.bptt`)."""
+    `bptt` is the truncation of "tbptt" (`TrainConfig.bptt`); `hints` the hint vector of an example
+    (`training.rules.insert_rules`), for refinement."""
     if settings.refine > 1:
         require(model, Refinable, "refine")
-        return Refined(settings.refine, settings.refine_hint, settings.refine_rate)
+        return Refined(settings.refine, hints)
     if settings.grad in ("rtrl", "uoro"):
         require(model, OnlineGradients, f"grad {settings.grad}")
         model.gradient_cell()             # a one-line error for a model whose state cannot be packed

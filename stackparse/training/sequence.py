@@ -76,6 +76,9 @@ class SequenceDataConfig:
                                     "curriculum)", min=0)
     curriculum_step: int = setting(0, "curriculum: sizes added each time it grows (0 = the task's)", min=0)
     curriculum_every: int = setting(0, "curriculum: epochs between growths (0 = the task's)", min=0)
+    score_every_step: bool = setting(False, "training: every step's target counts in the loss (NSPDA eq. 15: a "
+                                     "grammar task's label at each step), not only the scored ones; evaluation "
+                                     "unchanged")
     incremental: str = setting("curriculum", "incremental learning: curriculum (the curriculum_* growth) or "
                                "two-stage (NSPDA Algorithm 1)", choices=INCREMENTAL)
     incremental_midpoint: int = setting(14, "two-stage: N_Tr, the length up to which the first stage grows", min=1)
@@ -231,6 +234,8 @@ class SequenceObjective:
         """(loss, scored steps) per graph, by the gradient method, each built when the trainer asks
         (after its hooks' perturbation)."""
         self.model.training = True
+        if self.data.score_every_step:
+            batch = [dataclasses.replace(e, scored=(True,) * len(e)) for e in batch]
         return self.method.losses(self.model, batch, self.rng)
 
     def validate(self) -> dict[str, float]:
