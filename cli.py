@@ -5,6 +5,7 @@ Run `python cli.py --help`, or `python cli.py COMMAND --help` for any command.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 import warnings
@@ -15,19 +16,36 @@ import click
 # Nothing of stackparse or parsers is imported here: DyNet is configured at the first import, and the
 # parser's commands need its memory pre-allocated (`parsers/__init__.py`), the others do not.
 PARSER_COMMANDS = ("train-parser", "parse", "test-parser", "evaluate")
+DEVICE_COMMANDS = ("train", "speed", "bench", "train-parser", "parse", "test-parser")
+"""The commands that train or parse: each takes --device."""
+
+DEVICE = click.Option(["--device"], default="cpu", envvar="STACKPARSE_DEVICE", show_default=True, show_envvar=True,
+                      metavar="cpu|gpu|GPU:N", expose_value=False,
+                      help="where DyNet computes: cpu, gpu (one GPU) or GPU:N (a GPU needs DyNet built with CUDA: "
+                      "scripts/build-dynet-gpu.sh)")
+"""Read by the group before the command runs (`_start_dynet`): DyNet takes its device when it starts."""
 
 
 class Group(click.Group):
-    """Turns a UserError anywhere below into one line on standard error and exit status 2 (a
-    setting's error names its flag), and a warning into one line too."""
+    """Starts DyNet as the command needs it (`_start_dynet`: its device, the parser's memory), then turns a
+    UserError anywhere below into one line on standard error and exit status 2 (a setting's error names
+    its flag), and a warning into one line too."""
 
-    def resolve_command(self, ctx, args):
-        name, command, rest = super().resolve_command(ctx, args)
-        if name in PARSER_COMMANDS:
-            import parsers  # noqa: F401  (before stackparse: DyNet's pools for autobatching)
-        return name, command, rest
+    def add_command(self, cmd, name=None):
+        if (name or cmd.name) in DEVICE_COMMANDS:
+            cmd.params.append(DEVICE)
+        super().add_command(cmd, name)
+
+    def parse_args(self, ctx, args):
+        ctx.meta["command_line"] = list(args)      # the command's name and arguments, for _start_dynet
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx):
+        try:
+            _start_dynet(ctx.meta["command_line"])
+        except ImportError as e:      # DyNet cannot run on --device (stackparse._dynet.DeviceError)
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
         from stackparse.config import SettingError
         from stackparse.errors import UserError
         warnings.showwarning = lambda message, *_, **__: click.echo(f"warning: {message}", err=True)
@@ -46,6 +64,24 @@ class Group(click.Group):
             kept = ctx.meta.get("kept", lambda: "")()
             click.echo("interrupted" + (f": {kept}" if kept else ""), err=True)
             sys.exit(130)
+
+
+def _start_dynet(args: list[str]) -> None:
+    """Import stackparse, which starts DyNet, as the command in `args` needs it.
+
+    DyNet reads its settings once, at its first import, so nothing of stackparse is imported before this:
+    a command that trains or parses runs on its --device (STACKPARSE_DEVICE, which bench's local workers
+    inherit), the parser's commands pre-allocate DyNet's memory (`parsers/__init__.py`).
+    """
+    command = args[0] if args else None
+    device = _peek(args, "--device", os.environ.get("STACKPARSE_DEVICE", "cpu"))
+    if command in DEVICE_COMMANDS and "dynet" not in sys.modules:   # where DyNet runs already (the tests run
+        os.environ["STACKPARSE_DEVICE"] = device                    # the CLI in-process), require() checks it
+    if command in PARSER_COMMANDS:
+        import parsers  # noqa: F401  (before stackparse: DyNet's pools for autobatching)
+    from stackparse import _dynet
+    if command in DEVICE_COMMANDS:
+        _dynet.require(device)
 
 
 def _on_interrupt(kept) -> None:
@@ -148,7 +184,8 @@ class SettingsCommand(click.Command):
 
     def __init__(self, *args, settings_for, skip=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fixed, self.settings_for, self.skip = list(self.params), settings_for, skip
+        # the declared options (the same list: the group adds --device to it), before the generated ones
+        self.fixed, self.settings_for, self.skip = self.params, settings_for, skip
 
     def parse_args(self, ctx, args):
         first = self.fixed + _options(*self.settings_for(args, None), skip=self.skip)
