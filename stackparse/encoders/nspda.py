@@ -140,7 +140,7 @@ class NSPDAController:
         tops = dy.concatenate_cols([codes(candidates[Action.PUSH]), codes(candidates[Action.POP], state.stack.read()),
                                     codes(candidates[Action.NO_OP])])
         read = matmul(tops, alphas)                                                       # eq. 6: (R,) x B
-        return NSPDAState(s, read, state.stack.next(Signals([Action(int(v)) for v in actions], pushed)), a)
+        return NSPDAState(s, read, state.stack.next(Signals(actions.tolist(), pushed)), a)
 
 
 class NSPDAEncoderControllerState(NamedTuple):
