@@ -16,7 +16,9 @@ from stackparse.benchmarks.published import (JOULIN_MIKOLOV_TABLE2, JOULIN_MIKOL
                                              MALI_LANGUAGES4, MALI_TABLE1, MALI_TABLE2, MALI_TABLE3,
                                              MALI_TABLE4_TEST, MALI_TABLE4_TRAIN, MALI_TABLE6, grefenstette_table3)
 from stackparse.errors import UserError, unknown_name
+from stackparse.grammars.realtime import realtime
 from stackparse.models.nspda import EARLIER
+from stackparse.models.programming import neurons_needed
 from stackparse.tasks import get_task
 from stackparse.training.sequence import SequenceDataConfig
 from stackparse.training.trainer import TrainConfig
@@ -32,7 +34,8 @@ class Column:
     train_settings: dict = field(default_factory=dict)
     data_settings: dict = field(default_factory=dict)
     state_draw: tuple[int, int] | None = None
-    """The NSPDA paper's sizes: `hidden` drawn for each run as the task's PDA states M + U(lo, hi)."""
+    """The NSPDA paper's sizes: `hidden` drawn for each run as the task's PDA states M + U(lo, hi), at least the
+    neurons the inserted rules need (the second-order code needs one per rule: 27 for Dyck(2))."""
 
     def model_settings_for(self, task: str, seed: int) -> dict:
         """The model settings of one run: with `state_draw`, hidden = M + U(lo, hi), drawn from (seed, task)."""
@@ -40,7 +43,11 @@ class Column:
             return self.model_settings
         lo, hi = self.state_draw
         rng = np.random.default_rng([seed, zlib.crc32(task.encode())])
-        return {**self.model_settings, "hidden": len(get_task(task).pda.states) + int(rng.integers(lo, hi + 1))}
+        pda = get_task(task).pda
+        drawn = len(pda.states) + int(rng.integers(lo, hi + 1))
+        if self.data_settings.get("insert_rules", 0) > 0:
+            drawn = max(drawn, neurons_needed(realtime(pda), {"nspda2": 2, "nspda3": 3}[self.model]))
+        return {**self.model_settings, "hidden": drawn}
 
 
 @dataclass(frozen=True)
