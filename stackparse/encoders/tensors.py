@@ -44,8 +44,9 @@ def levels(x: dy.Expression, above: tuple[float, ...] = (), below: tuple[float, 
     weights), the identity's gradient backward (straight-through, as `straight_through_round`).
 
     The indicator [v > 0] is 1 - relu(1 - 1e30 relu(v)): exact in float32 (a v below 1e-30 counts as 0), and a tie
-    falls on the side the comparison says, the same in every batch element; round() at exactly 0.5 is not (DyNet's
-    vectorized and scalar paths round it differently: a state of zeros gives sigmoid(b) = 0.5 at b = 0)."""
+    falls on the side the comparison says, the same in every graph. round() at exactly 0.5 was not: with the
+    paper's M1, whose state of zeros gives sigmoid(b) = 0.5 at b = 0, a batch of copies of a state (RTRL) and the
+    state alone (BPTT) rounded it differently, and their losses differed."""
     def indicator(v: dy.Expression) -> dy.Expression:
         return -dy.rectify(-dy.rectify(v) * 1e30 + 1.0) + 1.0
     q = dy.esum([indicator(x - a) for a in above] + [-indicator(-x + b) for b in below])

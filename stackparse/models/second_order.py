@@ -118,7 +118,8 @@ class TensorRNN(SequenceModel):
         if hold is None:
             return new
         (old, rest), (vector, _) = self.pack(state), self.pack(new)
-        keep, change = reattach([np.asarray(hold, dtype=float).reshape(1, -1), 1.0 - np.asarray(hold, dtype=float).reshape(1, -1)])
+        held = np.asarray(hold, dtype=float).reshape(1, -1)
+        keep, change = reattach([held, 1.0 - held])
         return self.unpack(dy.cmult(keep, old) + dy.cmult(change, vector), rest)
 
     def response(self, state, V: dy.Expression, c: dy.Expression) -> dy.Expression:

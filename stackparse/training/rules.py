@@ -14,6 +14,7 @@ is one of the inserted rules: its transition is given, not learnt.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -54,6 +55,7 @@ def insert_rules(model, pda: PDA | None, settings: RuleInsertion, seed: int) -> 
                   all_actions=settings.rule_hint == "hint2")
     symbols = pda.input_symbols
 
-    def hints(example: Example) -> tuple[bool, ...]:
-        return tuple(key in kept for key in table.trace("".join(symbols[i] for i in example.inputs)))
-    return hints
+    @functools.lru_cache(maxsize=None)      # a training string's hints are the same every epoch
+    def of_inputs(inputs: tuple[int, ...]) -> tuple[bool, ...]:
+        return tuple(key in kept for key in table.trace("".join(symbols[i] for i in inputs)))
+    return lambda example: of_inputs(tuple(example.inputs))
