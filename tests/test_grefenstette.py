@@ -11,6 +11,7 @@ from stackparse.memories.grefenstette import (
     NeuralQueue,
     NeuralStack,
     Signals,
+    Values,
 )
 
 B, M = 3, 4          # batch elements, value dimensions
@@ -146,6 +147,34 @@ def test_update_and_read_equal_the_equations_over_many_steps(rng, kind):
             assert np.allclose(values[:, :, b], ref.V.T, atol=1e-6)
             for got, expected in zip(reads, ref.reads()):
                 assert np.allclose(got[:, b], expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["stack", "queue", "deque"])
+def test_read_all_is_the_reads_concatenated(rng, kind):
+    memory = MEMORIES[kind].empty(M)
+    assert np.array_equal(memory.read_all().npvalue(), np.zeros(M * memory.ends))
+    for _ in range(9):
+        memory = memory.next(batched_signals(random_signals(rng, memory.ends)))
+        together = np.concatenate([r.npvalue() for r in memory.read()])
+        assert np.allclose(memory.read_all().npvalue(), together, atol=1e-6)
+
+
+def test_values_kept_in_blocks_are_the_columns_pushed_and_few_blocks(rng):
+    """Issue 19: V as blocks merged like a binary counter (no matrix copied at every push): pushes at random ends
+    give the columns in order, sums against weights equal V w, and at most 2 log2(n) + 2 blocks are left."""
+    columns = [rng.standard_normal((M, B)).astype(np.float32)]
+    values = Values((dy.inputTensor(columns[0], batched=True),), (1,))
+    for _ in range(99):
+        column, at_top = rng.standard_normal((M, B)).astype(np.float32), bool(rng.integers(0, 2))
+        values = values.push(dy.inputTensor(column, batched=True), at_top)
+        columns = columns + [column] if at_top else [column] + columns
+        n = len(columns)
+        assert sum(values.widths) == n and len(values.blocks) <= 2 * np.log2(n) + 2
+    V = np.stack(columns, axis=1)                                            # (M, n, B)
+    assert np.array_equal(values.matrix().npvalue(), V)
+    W = rng.random((len(columns), 2, B))
+    expected = np.einsum("mnb,neb->meb", V, W)
+    assert np.allclose(values.weighted_sums(dy.inputTensor(W, batched=True)).npvalue(), expected, atol=1e-5)
 
 
 # ---- hard signals: exactly a discrete structure ----------------------------------------------------

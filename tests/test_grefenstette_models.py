@@ -152,3 +152,31 @@ def test_the_deque_model_loss_matches_finite_differences_on_a_saturated_controll
             minus = loss().value()
             p.set_value(base)
             assert (plus - minus) / 2e-3 == pytest.approx(float((grad * direction).sum()), abs=5e-3, rel=5e-2)
+
+
+# ---- issue 19: a learned h_0 (§3.4) ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,layers", [("neural-stack", 1), ("neural-deque", 2)])
+def test_a_learned_h0_receives_a_gradient_and_one_per_layer(rng, name, layers):
+    model = build(name, memory_size=4, learned_h0=True, layers=layers)
+    assert len(model.controller.h0) == layers
+    _, scores = run(model, rng.integers(0, N_IN, size=(4, B)))
+    dy.sum_batches(dy.esum([dy.pickneglogsoftmax_batch(s, [0] * B) for s in scores])).backward()
+    assert all(np.abs(h.grad_as_array()).sum() > 0 for h in model.controller.h0)
+
+
+@pytest.mark.parametrize("name", MEMORY_MODELS)
+def test_without_learned_h0_nothing_changes_and_a_zero_learned_h0_is_the_same_model(rng, name):
+    """learned_h0 false adds no parameter; true draws every other parameter as before (h_0 is made last), so
+    with h_0 set to zero the scores are those of the zero-h_0 model."""
+    inputs = rng.integers(0, N_IN, size=(6, B))
+    dy.reset_random_seed(3)
+    plain = build(name, memory_size=4, learned_h0=False)
+    dy.reset_random_seed(3)
+    learned = build(name, memory_size=4, learned_h0=True)
+    assert plain.controller.h0 == [] and plain.config.learned_h0 is False
+    assert len(learned.pc.parameters_list()) == len(plain.pc.parameters_list()) + 1
+    for h in learned.controller.h0:
+        h.set_value(np.zeros(h.shape()))
+    _, expected = run(plain, inputs)
+    _, got = run(learned, inputs)
+    assert all(np.allclose(a.npvalue(), b.npvalue(), atol=1e-6) for a, b in zip(got, expected))

@@ -12,8 +12,9 @@ a `NeuralStack`, `NeuralQueue` or `NeuralDeque` (`stackparse.memories.grefenstet
 (`stackparse.models.neural_stack`) read embedded symbols through it.
 
 The pop bias b_u starts at `pop_bias` = -1, as the paper's Appendix B recommends for the controller to use the
-memory at all; the push bias at 0. h_0 and the LSTM's initial cell are zero (the paper learns h_0). Before any
-input the output is the zero vector (o_t is defined from the first input on).
+memory at all; the push bias at 0. h_0 is zero, or with `learned_h0` a learned vector per layer (the paper learns
+h_0, §3.4); the LSTM's initial cell is zero either way, as are r_0, V_0 and s_0. Before any input the output is the
+zero vector (o_t is defined from the first input on).
 
 The deque's bottom push's pre-activation is b_d^bot + W_d^bot o'_t + `bottom_push_offset` (docs/deque.md). The
 default 0 is the paper's biases as we read them, the same start at both ends; -2 starts d^bot near
@@ -43,6 +44,8 @@ class NeuralMemoryConfig(EncoderConfig):
     memory_size: int = setting(help="dimension of the values pushed (neural-stack, -queue, -deque)", min=1)
     layers: int = setting(1, "recurrent layers", min=1)
     pop_bias: float = setting(-1.0, "initial bias of the pop signals (Grefenstette et al.'s Appendix B: -1)")
+    learned_h0: bool = setting(False, "learn the controller's initial hidden state h_0, one vector per layer (§3.4; "
+                               "the cells, r_0, V_0 and s_0 stay zero); false = a zero h_0")
 
 
 @dataclass(frozen=True)
@@ -79,10 +82,12 @@ class _NeuralMemoryEncoder(Encoder):
         self.b_o = self.pc.add_parameters((h,), init=0.0, name="bo")
         # Per end, a constant added to the push's pre-activation: the deque's bottom end (module docstring).
         self.push_offsets = (0.0, getattr(c, "bottom_push_offset", 0.0))[:ends]
+        # Last, so that the other parameters' initial values do not depend on the setting (DyNet draws in order).
+        self.h0 = [self.pc.add_parameters((h,), name=f"h0{i}") for i in range(c.layers)] if c.learned_h0 else []
 
     def start(self, batch_size: int, tensors: list[dy.Expression] | None = None) -> ControllerState:
-        """A zero LSTM state and an empty memory (both broadcast over any batch), or the state whose
-        `state_tensors` are `tensors`.
+        """The initial LSTM state (zero cells; h_0 zero or learned) and an empty memory, all broadcast over any
+        batch, or the state whose `state_tensors` are `tensors`.
 
         Args:
           batch_size: unused (the zero state broadcasts).
@@ -92,9 +97,17 @@ class _NeuralMemoryEncoder(Encoder):
         """
         m, lstm_tensors = self.spec.memory_size, 2 * self.spec.layers
         if tensors is None:
-            return ControllerState(self.lstm.initial_state(), None, self.memory_class.empty(m), None)
+            return ControllerState(self._initial_lstm(), None, self.memory_class.empty(m), None)
         return ControllerState(self.lstm.initial_state(tensors[:lstm_tensors]), None,
                                self.memory_class.restore(tensors[lstm_tensors:], m), None)
+
+    def _initial_lstm(self) -> dy.RNNState:
+        """The LSTM before any input: zero cells, and h_0 zero or learned (one (h,) vector per layer, broadcast
+        over the batch)."""
+        if not self.h0:
+            return self.lstm.initial_state()
+        cells = [dy.zeros((self.spec.hidden_dim,)) for _ in self.h0]
+        return self.lstm.initial_state(vecs=cells + [h.expr(True) for h in self.h0])      # [c_1..c_L, h_1..h_L]
 
     def step(self, state: ControllerState, x: dy.Expression) -> ControllerState:
         """Read one input: the LSTM step on x_t ; r_{t-1}, the signals, o_t and the memory update.
@@ -105,7 +118,7 @@ class _NeuralMemoryEncoder(Encoder):
         Returns:
           The state after t inputs.
         """
-        lstm = state.lstm.add_input(dy.concatenate([x, *state.memory.read()]))              # r_{t-1}
+        lstm = state.lstm.add_input(dy.concatenate([x, state.memory.read_all()]))           # r_{t-1}, all ends
         controller = lstm.output()                                                           # o'_t: (h,)
         signals = self.signals(controller)
         output = dy.tanh(dy.affine_transform([self.b_o, self.W_o, controller]))             # o_t: (h,)
@@ -119,12 +132,12 @@ class _NeuralMemoryEncoder(Encoder):
         Returns:
           One Signals per end (the deque: top, then bottom).
         """
-        m = self.spec.memory_size
+        m, ends = self.spec.memory_size, self.memory_class.ends
         pre = dy.affine_transform([self.b_du, self.W_du, controller])                        # (2 ends,)
         actions = dy.logistic(pre)
         values = dy.tanh(dy.affine_transform([self.b_v, self.W_v, controller]))            # (ends m,)
         return [Signals(dy.logistic(dy.pick(pre, 2 * e) + offset) if offset else dy.pick(actions, 2 * e),
-                        dy.pick(actions, 2 * e + 1), dy.pick_range(values, e * m, (e + 1) * m))
+                        dy.pick(actions, 2 * e + 1), values if ends == 1 else dy.pick_range(values, e * m, (e + 1) * m))
                 for e, offset in enumerate(self.push_offsets)]
 
     @staticmethod
@@ -152,6 +165,7 @@ _ARGS = """
       memory_size: m, the width of the values pushed (default: hidden_dim).
       layers: the LSTM controller's layers (default 1).
       pop_bias: the initial bias of the pop signals (default -1, the paper's Appendix B).
+      learned_h0: learn h_0, one vector per layer (default False: zero; the paper learns it, §3.4).
 """
 
 

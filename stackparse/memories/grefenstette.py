@@ -16,10 +16,13 @@ followed by a pop from the bottom (eq. 8, sums below i), then s_t = [d_bot; s_bo
 10) sums above i, the bottom read (eq. 11) below i.
 
 Layout, for a DyNet batch of B sequences and values of m dimensions:
-    values: (m, n) x B, column i the paper's row V[i], the bottom (oldest, queue front) first;
+    values: (m, n) x B, column i the paper's row V[i], the bottom (oldest, queue front) first (built on demand);
     strengths: (n,) x B, in the same order; n = t for the stack and queue, 2t for the deque.
-The "strength above (below) me" sums are an exclusive cumulative sum (dy.cumsum minus the element), for sums above
-on the rows reversed (dy.select_rows, exact): no Python loop over positions, no difference of large totals.
+The value matrix is kept as a few blocks of columns (`Values`): growing one matrix by concatenation would copy all of
+it at every step, and a graph would hold every step's copy. A read is one product over the blocks, all ends' reads at
+once (`read_all`). The "u_t (or 1) minus the strength above (below) me" of eq. 2-5 is one cumulative sum of
+[u_t; -s] walking in from that end, from the top on the rows reversed (dy.select_rows, exact): no Python loop over
+positions, no difference of large totals.
 min(a, b) is a - relu(a - b), max(0, x) is relu(x): at a tie the gradient goes to the left argument, the paper's
 convention (footnote 1); DyNet's relu has gradient 0 at 0.
 
@@ -37,8 +40,6 @@ from typing import ClassVar, NamedTuple, Sequence
 
 import dynet as dy
 
-from stackparse._dynet import product as matmul
-
 
 class Signals(NamedTuple):
     """What a controller sends to one end of a memory at one step.
@@ -53,25 +54,20 @@ def _rows(x: dy.Expression) -> int:
     return x.dim()[0][0]
 
 
-def _reversed(x: dy.Expression) -> dy.Expression:
-    """The rows of x in reverse order (a gather: exact)."""
-    return dy.select_rows(x, list(range(_rows(x) - 1, -1, -1)))
+# ---- strengths: eq. 2, 4, 7-8 (pops) and the read weights of eq. 3, 5, 10-11 --------------------------------------
+def _less_beyond(start, s: dy.Expression, from_top: bool) -> dy.Expression:
+    """start - sum_{j beyond i} s[j] for every position i, "beyond" being above i (from_top) or below it: (n,) x B.
+    start: u_t, (1,) x B, or the constant 1, (1,).
 
-
-def strength_below(s: dy.Expression) -> dy.Expression:
-    """sum_{j < i} s[j] for every position i (an exclusive cumulative sum): (n,) x B."""
-    return dy.cumsum(s, 0) - s
-
-
-def strength_above(s: dy.Expression) -> dy.Expression:
-    """sum_{j > i} s[j] for every position i: (n,) x B."""
-    return _reversed(strength_below(_reversed(s)))
-
-
-def _spread(x: dy.Expression, n: int) -> dy.Expression:
-    """A (1,) x B scalar repeated over n positions: (n,) x B (a product by ones: DyNet's broadcasting
-    element-wise operations are much slower)."""
-    return matmul(dy.constant((n, 1), 1.0), x)
+    One cumulative sum of [start; -s] in the order that walks in from that end: its k-th entry is start less the
+    strength of the k positions nearest the end, those beyond the (k+1)-th. A gather (exact) puts the walk from
+    the top back in the bottom-first order."""
+    n = _rows(s)
+    if not from_top:
+        return dy.pick_range(dy.cumsum(dy.concatenate([start, -s]), 0), 0, n)
+    top_first = list(range(n - 1, -1, -1))
+    walk = dy.cumsum(dy.concatenate([start, -dy.select_rows(s, top_first)]), 0)        # (n + 1,); walk[n] unused
+    return dy.select_rows(walk, top_first)                                              # position i: walk[n - 1 - i]
 
 
 def pop(s: dy.Expression, amount: dy.Expression, from_top: bool) -> dy.Expression:
@@ -79,63 +75,124 @@ def pop(s: dy.Expression, amount: dy.Expression, from_top: bool) -> dy.Expressio
     s, (n,) x B, the bottom first: eq. 2 (top) or 4 (front/bottom), the first case. (n,) x B.
 
     s_new[i] = max(0, s[i] - max(0, u - (strength beyond i towards that end)))."""
-    beyond = strength_above(s) if from_top else strength_below(s)
-    return dy.rectify(s - dy.rectify(_spread(amount, _rows(s)) - beyond))
+    return dy.rectify(s - dy.rectify(_less_beyond(amount, s, from_top)))
 
 
 def read_weights(s: dy.Expression, from_top: bool) -> dy.Expression:
     """The weight of each row in a read, eq. 3 (top) or 5 (front/bottom):
     min(s[i], max(0, 1 - strength beyond i towards that end)). (n,) x B."""
-    room = dy.rectify(-(strength_above(s) if from_top else strength_below(s)) + 1.0)   # (DyNet has no float - expr)
+    room = dy.rectify(_less_beyond(dy.ones((1,)), s, from_top))
     return s - dy.rectify(s - room)
 
 
-def read(values: dy.Expression, s: dy.Expression, from_top: bool) -> dy.Expression:
+# ---- values: eq. 1, 6 --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Values:
+    """The value matrix V_t, (m, n) x B, kept as blocks of whole columns, the bottom first.
+
+    Blocks merge as the digits of a binary counter: a push adds a block of one column at its end, and that block
+    and the run of blocks next to it, each as wide as all those beyond it, become one. A column is copied about
+    log2(n) times in all (one matrix grown by concatenation copies all n at every push), a graph keeps each column
+    about that many times, and a read is one product over at most about 2 log2(n) blocks (`weighted_sums`).
+
+    blocks: (m, k) x B matrices (k = 1: (m,) x B vectors); widths: their k."""
+    blocks: tuple[dy.Expression, ...]
+    widths: tuple[int, ...]
+
+    @staticmethod
+    def of(matrix: dy.Expression) -> Values:
+        """One block holding `matrix`, (m, n) x B (a state carried across a truncated-BPTT cut)."""
+        (_, *columns), _ = matrix.dim()
+        return Values((matrix,), (columns[0] if columns else 1,))
+
+    def push(self, value: dy.Expression, at_top: bool) -> Values:
+        """V with the column `value`, (m,) x B, added at the top (last) or bottom (first) end."""
+        if at_top:
+            return Values(*_carry(self.blocks + (value,), self.widths + (1,), lambda run: run))
+        blocks, widths = _carry(self.blocks[::-1] + (value,), self.widths[::-1] + (1,), lambda run: run[::-1])
+        return Values(blocks[::-1], widths[::-1])
+
+    def matrix(self) -> dy.Expression:
+        """V as one (m, n) x B matrix (built on demand: for inspection and the truncated-BPTT cut)."""
+        if len(self.blocks) == 1:
+            return dy.reshape(self.blocks[0], (_rows(self.blocks[0]), self.widths[0]))
+        return dy.concatenate(list(self.blocks), d=1)
+
+    def weighted_sums(self, weights: dy.Expression) -> dy.Expression:
+        """V W, W (n, e) x B (e weight vectors as columns): one product per block, summed in one affine
+        transform, so that V is read once for all e sums. (m, e) x B."""
+        (_, *e), _ = weights.dim()
+        zero = dy.zeros((_rows(self.blocks[0]), *e))
+        if len(self.blocks) == 1:
+            return dy.affine_transform([zero, self.blocks[0], weights])
+        terms, start = [zero], 0
+        for block, width in zip(self.blocks, self.widths):
+            terms += [block, dy.pick_range(weights, start, start + width)]
+            start += width
+        return dy.affine_transform(terms)
+
+
+def _carry(blocks: tuple, widths: tuple, in_order):
+    """The binary counter's carry at the last block: it and the run of blocks before it, each as wide as all
+    the blocks after it, become one block, their columns concatenated as `in_order` puts them (the run in
+    list order). Returns the new (blocks, widths)."""
+    k, width = 1, widths[-1]
+    while k < len(widths) and widths[-k - 1] == width:
+        width, k = width + widths[-k - 1], k + 1
+    if k == 1:
+        return blocks, widths
+    return blocks[:-k] + (dy.concatenate(in_order(list(blocks[-k:])), d=1),), widths[:-k] + (width,)
+
+
+def reads(values: Values, s: dy.Expression, from_top: Sequence[bool]) -> dy.Expression:
+    """r_t = sum_i weight[i] V_t[i] (eq. 3, 5, 10, 11) for each end in `from_top`, as the columns of one
+    (m, ends) x B matrix."""
+    weights = [read_weights(s, end) for end in from_top]
+    return values.weighted_sums(weights[0] if len(weights) == 1 else dy.concatenate_cols(weights))
+
+
+def read(values: Values, s: dy.Expression, from_top: bool) -> dy.Expression:
     """r_t = sum_i weight[i] V_t[i] (eq. 3, 5, 10, 11): (m,) x B."""
-    return matmul(values, read_weights(s, from_top))
+    return reads(values, s, (from_top,))
 
 
-def _append(values, strengths, signals: Signals, at_top: bool):
-    """Add one row holding `signals.value` with strength `signals.push` at one end (eq. 1-2, 6, 9)."""
-    if values is None:
-        return dy.reshape(signals.value, (_rows(signals.value), 1)), signals.push
-    if at_top:
-        return dy.concatenate([values, signals.value], d=1), dy.concatenate([strengths, signals.push])
-    return dy.concatenate([signals.value, values], d=1), dy.concatenate([signals.push, strengths])
-
-
-def stack_update(values, strengths, signals: Signals):
+# ---- the updates -------------------------------------------------------------------------------------------------
+def stack_update(values: Values | None, strengths, signals: Signals):
     """One step of a neural stack, eq. 1-2: pop from the top, then push on the top. values (m, t-1) x B
     and strengths (t-1,) x B (None: empty) become (m, t) x B and (t,) x B."""
-    if strengths is not None:
-        strengths = pop(strengths, signals.pop, from_top=True)
-    return _append(values, strengths, signals, at_top=True)
+    if values is None:
+        return Values((signals.value,), (1,)), signals.push
+    strengths = pop(strengths, signals.pop, from_top=True)
+    return values.push(signals.value, at_top=True), dy.concatenate([strengths, signals.push])
 
 
-def queue_update(values, strengths, signals: Signals):
+def queue_update(values: Values | None, strengths, signals: Signals):
     """One step of a neural queue, eq. 1 and 4: pop from the front (position 1), push at the back.
     Shapes as `stack_update`."""
-    if strengths is not None:
-        strengths = pop(strengths, signals.pop, from_top=False)
-    return _append(values, strengths, signals, at_top=True)
+    if values is None:
+        return Values((signals.value,), (1,)), signals.push
+    strengths = pop(strengths, signals.pop, from_top=False)
+    return values.push(signals.value, at_top=True), dy.concatenate([strengths, signals.push])
 
 
-def deque_update(values, strengths, top: Signals, bottom: Signals):
+def deque_update(values: Values | None, strengths, top: Signals, bottom: Signals):
     """One step of a neural deque, eq. 6-9: pop the top, then the bottom, then push at both ends. values (m, 2(t-1)) x B
     and strengths (2(t-1),) x B (None: empty) become (m, 2t) x B and (2t,) x B, the bottom end first."""
-    if strengths is not None:
-        strengths = pop(pop(strengths, top.pop, from_top=True), bottom.pop, from_top=False)
-    values, strengths = _append(values, strengths, bottom, at_top=False)
-    return _append(values, strengths, top, at_top=True)
+    if values is None:
+        return Values((bottom.value, top.value), (1, 1)), dy.concatenate([bottom.push, top.push])
+    strengths = pop(pop(strengths, top.pop, from_top=True), bottom.pop, from_top=False)           # eq. 7, 8
+    values = values.push(bottom.value, at_top=False).push(top.value, at_top=True)                # eq. 6
+    return values, dy.concatenate([bottom.push, strengths, top.push])                              # eq. 9
 
 
+# ---- the memories ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Memory:
     """A memory as an immutable value: `next(signals)`, one Signals per end, returns a new one,
     `read()` its read vectors.
 
-    values: (m, n) x B, None while empty; strengths: (n,) x B, None while empty; size: m."""
-    values: dy.Expression | None
+    columns: V_t as `Values`, None while empty; strengths: (n,) x B, None while empty; size: m."""
+    columns: Values | None
     strengths: dy.Expression | None
     size: int
 
@@ -149,24 +206,39 @@ class _Memory:
         return cls(None, None, size)
 
     @property
+    def values(self) -> dy.Expression | None:
+        """V_t, (m, n) x B, the bottom first; None while empty."""
+        return None if self.columns is None else self.columns.matrix()
+
+    @property
     def batch_size(self) -> int:
         """B (1 for the empty memory, which broadcasts over any batch)."""
         return 1 if self.strengths is None else self.strengths.dim()[1]
 
     def read(self) -> list[dy.Expression]:
         """One (m,) x B read per end (eq. 3, 5 or 10-11); zero vectors while empty."""
-        if self.values is None:
+        if self.columns is None:
             return [dy.zeros((self.size,)) for _ in self.read_from_top]
-        return [read(self.values, self.strengths, end) for end in self.read_from_top]
+        return [read(self.columns, self.strengths, end) for end in self.read_from_top]
+
+    def read_all(self) -> dy.Expression:
+        """The reads of `read()` concatenated, (ends m,) x B, computed together (V is read once)."""
+        if self.columns is None:
+            return dy.zeros((self.ends * self.size,))
+        both = reads(self.columns, self.strengths, self.read_from_top)                    # (m, ends) x B
+        return both if self.ends == 1 else dy.reshape(both, (self.ends * self.size,))     # columns stacked
 
     def tensors(self) -> list[dy.Expression]:
-        """The state, for truncated BPTT (empty memories have none)."""
-        return [] if self.values is None else [self.values, self.strengths]
+        """The state, for truncated BPTT (empty memories have none): V_t and s_t."""
+        return [] if self.columns is None else [self.values, self.strengths]
 
     @classmethod
     def restore(cls, tensors: list[dy.Expression], size: int):
         """The memory whose `tensors` these are."""
-        return cls(*tensors, size) if tensors else cls.empty(size)
+        if not tensors:
+            return cls.empty(size)
+        values, strengths = tensors
+        return cls(Values.of(values), strengths, size)
 
 
 @dataclass(frozen=True)
@@ -174,7 +246,7 @@ class NeuralStack(_Memory):
     """Grefenstette et al.'s neural stack (§3.1): pops, pushes and reads at the top."""
 
     def next(self, signals: Sequence[Signals]) -> NeuralStack:
-        return NeuralStack(*stack_update(self.values, self.strengths, *signals), self.size)
+        return NeuralStack(*stack_update(self.columns, self.strengths, *signals), self.size)
 
 
 @dataclass(frozen=True)
@@ -183,7 +255,7 @@ class NeuralQueue(_Memory):
     read_from_top: ClassVar[tuple[bool, ...]] = (False,)
 
     def next(self, signals: Sequence[Signals]) -> NeuralQueue:
-        return NeuralQueue(*queue_update(self.values, self.strengths, *signals), self.size)
+        return NeuralQueue(*queue_update(self.columns, self.strengths, *signals), self.size)
 
 
 @dataclass(frozen=True)
@@ -195,4 +267,4 @@ class NeuralDeque(_Memory):
     read_from_top: ClassVar[tuple[bool, ...]] = (True, False)
 
     def next(self, signals: Sequence[Signals]) -> NeuralDeque:
-        return NeuralDeque(*deque_update(self.values, self.strengths, *signals), self.size)
+        return NeuralDeque(*deque_update(self.columns, self.strengths, *signals), self.size)
