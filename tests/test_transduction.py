@@ -1,5 +1,8 @@
 """Grefenstette et al.'s transduction tasks: the joint-sequence format and what is scored, each
-transformation, the ITG grammars sampled at exact lengths, and coarse and fine accuracy."""
+transformation, the ITG grammars sampled as by rejection to a length range (and at exact lengths), the paper's
+training recipe, and coarse and fine accuracy."""
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -7,7 +10,7 @@ from stackparse.evaluation.sequence import ExampleResult, evaluate_sizes
 from stackparse.tasks import get_task
 from stackparse.tasks.transduction import END, SEPARATOR, START, Grammar, Rule
 
-TASKS = ["copy", "reversal", "bigram-flip", "svo-sov", "gender"]
+TASKS = ["copy", "reversal", "bigram-flip", "svo-sov", "gender", "svo-sov-uniform", "gender-uniform"]
 
 
 def split(task, example):
@@ -27,9 +30,16 @@ def test_joint_sequence_is_start_source_separator_target_and_only_the_target_is_
         source, target, scored = split(task, example)
         assert scored == target + [END]                      # every target symbol, then </s>
         assert example.scored.index(True) == len(source) + 1   # the first prediction follows |||
-        assert len(source) == (2 * n if name == "bigram-flip" else n)
+        if name in ("svo-sov", "gender"):                     # n names the range
+            assert example.n == len(source) and n in task.length_range(n) and _within(len(source), task.length_range(n))
+        else:
+            assert len(source) == (2 * n if name == "bigram-flip" else n)
         assert all(s in task.source_vocabulary for s in source)
         assert all(t in task.target_vocabulary for t in target)
+
+
+def _within(n, bounds):
+    return bounds[0] <= n <= bounds[1]
 
 
 def test_synthetic_transformations(rng):
@@ -74,7 +84,7 @@ def test_gender_articles_agree_with_the_noun_class(rng):
              ("a", "m"): "ein", ("a", "f"): "eine", ("a", "n"): "ein"}
     for n in range(8, 30):
         source, target, _ = split(task, task.sample(rng, n))
-        assert len(source) == len(target) == n
+        assert len(source) == len(target)
         for i, word in enumerate(source):
             if word in ("the", "a"):
                 assert target[i] == agree[word, source[i + 1][0]]
@@ -111,6 +121,73 @@ def test_sampling_is_deterministic_given_the_seed():
     for name in TASKS:
         task = get_task(name)
         assert task.sample(np.random.default_rng(5), 20) == task.sample(np.random.default_rng(5), 20)
+
+
+@pytest.mark.parametrize("name", ["svo-sov", "gender"])
+def test_itg_sources_always_fall_in_the_range_a_size_names(name):
+    task, rng = get_task(name), np.random.default_rng(3)
+    assert task.length_range(8) == task.length_range(64) == (8, 64)
+    assert task.length_range(65) == task.length_range(128) == (65, 128) and task.length_range(5) == (5, 5)
+    for n, bounds in ((8, (8, 64)), (40, (8, 64)), (100, (65, 128)), (5, (5, 5))):
+        assert all(_within(task.sample(rng, n).n, bounds) for _ in range(100))
+    lengths = [task.sample(rng, 64).n for _ in range(300)]
+    assert len(set(lengths)) > 10 and np.mean(lengths) < 36      # the grammar's law: short sources are the likelier
+
+
+@pytest.mark.parametrize("name", ["svo-sov-uniform", "gender-uniform"])
+def test_the_uniform_variants_sample_the_exact_length(name):
+    task, rng = get_task(name), np.random.default_rng(3)
+    assert all(len(split(task, task.sample(rng, n))[0]) == n for n in (8, 30, 64, 65, 128))
+
+
+def _rejection_sample(grammar, rng, lo, hi):
+    """The reference: derivations from the root by the rules' probabilities until one has lo..hi source symbols."""
+    def derive(symbol):
+        if symbol in grammar.lexicon:
+            return grammar._word(rng, symbol)
+        rules = grammar.expansions[symbol]
+        rule = rules[rng.choice(len(rules), p=[r.p for r in rules])]
+        expanded = {reference: derive(nt) for reference, nt in rule.children}
+        return tuple([w for r in words for w in (expanded[r][k] if r in expanded else [r])]
+                     for k, words in ((0, rule.source), (1, rule.target)))
+    while True:
+        source, target = derive("A")
+        if lo <= len(source) <= hi:
+            return " ".join(source), " ".join(target)
+
+
+def test_sampling_between_two_lengths_has_the_law_of_rejection_sampling():
+    # A -> A A (straight or inverted on the target side) | b | c: subcritical, many trees of each length.
+    grammar = Grammar([Rule.parse(0.2, "A -> A1 A2 | A1 A2"), Rule.parse(0.2, "A -> A1 A2 | A2 A1"),
+                       Rule.parse(0.3, "A -> B1 | B1"), Rule.parse(0.3, "A -> C1 | C1")],
+                      {"B": ("b", "B", 1), "C": ("c", "C", 1)}, max_length=8)
+    rng, draws = np.random.default_rng(0), 5000
+
+    def law(pairs):
+        """The share of each (length, b's, target = source, target = its mirror image): the tree shows in the
+        target."""
+        counts = Counter((len(s.split()), s.count("b"), t.lower() == s, t.lower() == " ".join(s.split()[::-1]))
+                         for s, t in pairs)
+        return {k: v / draws for k, v in counts.items()}
+
+    ours = law(tuple(" ".join(side) for side in grammar.sample_between(rng, 2, 4)) for _ in range(draws))
+    reference = law(_rejection_sample(grammar, rng, 2, 4) for _ in range(draws))
+    assert len(ours) > 15 and set(ours) == set(reference)
+    assert sum(abs(ours[k] - reference[k]) for k in ours) / 2 < 0.05             # total variation
+    length_p = grammar.length_p["A"][2:5] / grammar.length_p["A"][2:5].sum()
+    assert np.allclose([sum(v for k, v in ours.items() if k[0] == n) for n in (2, 3, 4)], length_p, atol=0.02)
+
+
+def test_the_default_training_is_the_papers_recipe():
+    from stackparse.experiments.sequence import SequenceExperiment
+    settings = SequenceExperiment.defaults("reversal", "neural-stack")
+    train, data = settings.train, settings.data
+    assert (train.optimizer, train.lr, train.batch_size, train.clip, train.bptt) == ("rmsprop", 1e-3, 10, 1.0, 0)
+    assert train.average == 0.0 and train.lr_schedule == "constant" and train.max_minutes == 0.0
+    assert data.curriculum_every == 0 and data.protocol(get_task("reversal")).curriculum_every == 0   # 8..64 at once
+    model = settings.model_config
+    assert (model.hidden, model.memory_size, model.embedding) == (256, 256, 64)
+    assert model.learned_h0 and SequenceExperiment.defaults("copy", "deep-lstm").model_config.learned_h0
 
 
 # ---- coarse and fine accuracy ----------------------------------------------------------------------

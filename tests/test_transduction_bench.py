@@ -1,11 +1,17 @@
-"""The transduction benchmark: the suite against the paper's Table 3, and reports with more than one
-metric (coarse and fine, test and training lengths) from the same runs."""
+"""The transduction benchmark: the suite against the paper's Table 3, reports with more than one
+metric (coarse and fine, test and training lengths) from the same runs, the grid of learning rates and the paper's
+selection rule (the run of lowest training perplexity), and the profiles."""
+import json
+
 import pytest
 from click.testing import CliRunner
 
 import cli
 from stackparse.benchmarks import suites
 from stackparse.benchmarks.published import GREFENSTETTE_TABLE3, grefenstette_table3
+from stackparse.benchmarks.report import aggregate, kept, markdown
+from stackparse.benchmarks.runner import job_settings
+from stackparse.models import get_model_class
 from stackparse.training.trainer import TrainConfig
 
 
@@ -15,22 +21,82 @@ def test_every_column_and_task_of_the_suite_has_the_papers_numbers():
     for published in [suite.published, *(p for m, p in suite.more_metrics if p)]:
         assert all(set(published[task]) == set(suite.labels) for task in suite.tasks)
     assert grefenstette_table3("test fine")["bigram-flip"]["neural-queue"] == 0.98
+    assert grefenstette_table3("train coarse")["copy"]["deep-lstm-4"] == 0.98       # the best LSTM on copy (Fig. 2a)
+    assert set(suite.labels) == {"deep-lstm-1", "deep-lstm-2", "deep-lstm-4", "deep-lstm-8", "neural-stack",
+                                 "neural-queue", "neural-deque"}
 
 
-def test_bench_reports_every_metric_beside_the_paper(tmp_path, monkeypatch):
+def test_bench_runs_the_grid_and_reports_every_metric_of_the_run_it_keeps_beside_the_paper(tmp_path, monkeypatch):
     tiny = suites.Suite("tiny-transduction", "a smoke suite", ("copy",),
                         (suites.Column("neural-queue", "neural-queue", {"hidden": 4, "memory_size": 3},
                                        data_settings={"epoch_size": 4, "validation_size": 2}),),
                         grefenstette_table3("test coarse"), metric="coarse_accuracy", decimals=2,
                         more_metrics=(("fine_accuracy", grefenstette_table3("test fine")),
                                       ("validation.val_fine_accuracy", {})),
-                        overrides={"train": TrainConfig(epochs=1, batch_size=2, bptt=0), "test_n": (65, 65)})
+                        overrides={"train": TrainConfig(epochs=1, batch_size=2, bptt=0), "test_n": (65, 65)},
+                        grid={"lr": (0.01, 0.001)}, select="validation.train_loss")
     monkeypatch.setitem(suites.SUITES, tiny.name, tiny)
     result = CliRunner().invoke(cli.main, ["bench", tiny.name, "--seeds", "1", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
+    runs = {p.parent.name: json.loads(p.read_text()) for p in tmp_path.glob("*/result.json")}
+    assert set(runs) == {"copy--neural-queue--lr=0.01--s1", "copy--neural-queue--lr=0.001--s1"}
+    assert {r["config"]["train"]["lr"] for r in runs.values()} == {0.01, 0.001}
+    best = min(runs.values(), key=lambda r: r["metrics"]["validation"]["train_loss"])
     report = (tmp_path / "report.md").read_text()
     assert "metric: fine_accuracy" in report and "metric: validation.val_fine_accuracy" in report
     assert report.count("| copy |") == 3 and "| 1.00 |" in report      # the paper's queue on copy: 1.00
+    assert f"(lr {best['config']['train']['lr']}, seed 1)" in report and "lowest validation.train_loss" in report
+
+
+def result(task, label, seed, lr, loss, accuracy):
+    """A run's record, as the runner writes it, with only what the report reads."""
+    return {"job": {"task": task, "label": label, "model": label, "seed": seed, "point": {"lr": lr}},
+            "metrics": {"coarse_accuracy": accuracy, "validation": {"train_loss": loss}}}
+
+
+def test_the_run_kept_is_the_one_of_lowest_training_loss_over_the_grid_and_the_seeds():
+    suite = suites.Suite("s", "", ("copy",), ("neural-stack",), {"copy": {"neural-stack": 1.0}},
+                         metric="coarse_accuracy", decimals=2, grid={"lr": (0.1, 0.2)}, select="validation.train_loss")
+    results = [result("copy", "neural-stack", 1, 0.1, 0.5, 0.9), result("copy", "neural-stack", 1, 0.2, 0.3, 0.2),
+               result("copy", "neural-stack", 2, 0.1, 0.4, 0.6), result("copy", "neural-stack", 2, 0.2, 0.7, 1.0)]
+    assert sorted(r["metrics"]["coarse_accuracy"] for r in kept(results, suite.select)) == [0.2, 0.6]   # per seed
+    cell = aggregate(suite, results)["copy"]["neural-stack"]
+    assert cell["selected"] == 0.2 and cell["run"] == "lr 0.2, seed 1"       # not the best by test accuracy (1.0)
+    assert cell["mean"] == pytest.approx(0.4) and cell["runs"] == 2
+    assert "| copy | 0.20 (lr 0.2, seed 1); seeds 0.40 ± 0.20 (best 0.60, 2 seeds) | 1.00 | -0.80 |" in markdown(
+        suite, aggregate(suite, results))
+
+
+def test_the_grid_expands_into_a_job_per_point_and_a_profile_may_change_it():
+    suite = suites.get_suite("transduction")
+    full = suite.jobs(1, "full")
+    assert len(full) == 5 * 7 * 5 and {j.point["lr"] for j in full} == {5e-3, 1e-3, 5e-4, 1e-4, 5e-5}
+    assert len({j.key for j in full}) == len(full)
+    job = next(j for j in full if j.label == "deep-lstm-8" and j.point == {"lr": 5e-5})
+    settings = job_settings(job)
+    assert settings.train.lr == 5e-5 and settings.train.optimizer == "rmsprop" and settings.model_config.layers == 8
+    assert settings.train.max_minutes == 10.0
+    both = suite.jobs(1, "full-512")
+    assert len(both) == 2 * len(full) and job_settings(both[-1]).model_config.hidden == 512
+    assert all(j.point == {} for j in suite.jobs(1, "quick")) and len(suite.jobs(1, "quick")) == 35
+
+
+def test_the_today_profile_is_the_earlier_recipe_on_the_same_tasks_and_models():
+    suite = suites.get_suite("transduction")
+    today = {j.label: job_settings(j) for j in suite.jobs(1, "today") if j.task == "svo-sov"}
+    assert set(today) == set(suite.labels)
+    stack, lstm = today["neural-stack"], today["deep-lstm-4"]
+    assert (stack.train.optimizer, stack.train.lr, stack.train.average) == ("adam", 0.003, 0.995)
+    assert stack.data.curriculum_start == 16 and stack.data.epoch_size == 2000
+    assert (stack.model_config.hidden, stack.model_config.memory_size, stack.model_config.learned_h0) == (64, 64, False)
+    assert (lstm.model_config.hidden, lstm.model_config.learned_h0, lstm.model_config.layers) == (64, False, 4)
+
+
+def test_every_profile_model_setting_is_a_setting_of_some_model_of_its_suite():
+    for suite in (s for s in suites.SUITES.values() if s.kind == "sequence"):
+        names = {f for c in suite.columns for f in get_model_class(c.model).Config.__dataclass_fields__}
+        for profile in suite.profiles.values():
+            assert set(profile.model_settings) <= names, (suite.name, profile)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, s in suites.SUITES.items() if s.kind == "sequence"))

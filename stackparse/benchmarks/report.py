@@ -1,6 +1,10 @@
 """A suite's results as markdown tables (and JSON) beside the paper's numbers, with our difference; for
 suites with curves, accuracy against n (a grammar string's length) over ranges and plotted (matplotlib,
-optional). A composite's report is its parts'; `replace_block` puts one into BENCHMARKS.md."""
+optional). A composite's report is its parts'; `replace_block` puts one into BENCHMARKS.md.
+
+A suite with a selection rule (`Suite.select`) is reported as its paper reports: per task and column, the one run
+of lowest `select` over the grid's points and the seeds is "ours", and Δ is its difference from the paper; beside it
+the mean ± std over the seeds of each seed's kept run (the lowest `select` among its points)."""
 from __future__ import annotations
 
 import json
@@ -29,14 +33,30 @@ def metric_value(result: dict, metric: str) -> float:
     return value
 
 
+def kept(results: list[dict], select: str, by: tuple[str, ...] = ("task", "label", "seed")) -> list[dict]:
+    """Of the runs that agree on `by` (job fields; "label" is the column), the one of lowest `select`: a grid's
+    points become one run per (task, column, seed), or with by=("task", "label") one per task and column."""
+    best = {}
+    for r in results:
+        group = tuple(_label(r) if name == "label" else r["job"][name] for name in by)
+        if group not in best or metric_value(r, select) < metric_value(best[group], select):
+            best[group] = r
+    return list(best.values())
+
+
 def aggregate(suite: Suite, results: list[dict], metric: str | None = None, published: dict | None = None) -> dict:
     """task -> column label -> {mean, std, runs, values, published}, for `metric` (default: the
-    suite's) beside `published` (default: the suite's)."""
+    suite's) beside `published` (default: the suite's). With a selection rule, over each seed's kept run, and
+    with `selected`: the metric of the run kept over the seeds too, and `run`, its grid point and seed."""
     metric, published = metric or suite.metric, suite.published if published is None else published
-    values = defaultdict(lambda: defaultdict(list))
-    for r in results:
+    values, selected = defaultdict(lambda: defaultdict(list)), {}
+    for r in kept(results, suite.select) if suite.select else results:
         values[r["job"]["task"]][_label(r)].append(metric_value(r, metric))
-    return {task: {label: _summary(values[task][label], published.get(task, {}).get(label))
+    for r in kept(results, suite.select, ("task", "label")) if suite.select else ():
+        run = ", ".join([*(f"{k} {v}" for k, v in r["job"].get("point", {}).items()), f"seed {r['job']['seed']}"])
+        selected[r["job"]["task"], _label(r)] = {"selected": metric_value(r, metric), "run": run}
+    return {task: {label: {**_summary(values[task][label], published.get(task, {}).get(label)),
+                           **selected.get((task, label), {})}
                    for label in suite.labels} for task in suite.tasks}
 
 
@@ -59,7 +79,8 @@ def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
     with_paper = [c for c in columns if any(cell(r, c)["published"] is not None for r in rows)]
     header = [suite.rows[:-1]] + [h for c in columns
                                   for h in ([f"{c} (ours)", f"{c} (paper)", "Δ"] if c in with_paper else [f"{c} (ours)"])]
-    best = min if any(word in (metric or suite.metric) for word in ("perplexity", "error")) else max   # lower is better
+    lower_is_better = ("perplexity", "error", "loss", "entropy")
+    best = min if any(word in (metric or suite.metric) for word in lower_is_better) else max
     return _table(header, [[r, *(x for c in columns for x in _cells(cell(r, c), best, suite.decimals,
                                                                       c in with_paper))] for r in rows])
 
@@ -71,20 +92,24 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _cells(c: dict, best, d: int, with_paper: bool) -> list[str]:
-    """Ours (mean ± std, and the best seed where there are several), then the paper's number and Δ."""
+    """Ours (mean ± std, and the best seed where there are several; with a selection rule, the kept run first),
+    then the paper's number and Δ (from the kept run, or the mean)."""
     if c["mean"] is None:
         ours = "—"
     elif c["runs"] == 1:
         ours = f"{c['mean']:.{d}f} (1 seed)"
     else:
         ours = f"{c['mean']:.{d}f} ± {c['std']:.{d}f} (best {best(c['values']):.{d}f}, {c['runs']} seeds)"
+    if c.get("selected") is not None:
+        ours = f"{c['selected']:.{d}f} ({c['run']})" + (f"; seeds {ours}" if c["runs"] > 1 else "")
     if c.get("without"):
         ours += f"; {c['without']} run{'s' if c['without'] > 1 else ''} never reached it"
     if not with_paper:
         return [ours]
-    both = c["mean"] is not None and c["published"] is not None
+    ours_value = c["selected"] if c.get("selected") is not None else c["mean"]
+    both = ours_value is not None and c["published"] is not None
     return [ours, "—" if c["published"] is None else f"{c['published']:.{d}f}",
-            f"{c['mean'] - c['published']:+.{d}f}" if both else "—"]
+            f"{ours_value - c['published']:+.{d}f}" if both else "—"]
 
 
 RANGES = ((1, 10), (11, 19), (20, 29), (30, 39), (40, 49), (50, 60))
@@ -136,7 +161,7 @@ def write_report(suite: Suite, results: list[dict], out: Path, profile: str = "f
     table, extra = aggregate(suite, results), {}
     note = suite.profile(profile).note if profile in suite.profiles else ""
     text = (f"{suite.description}; profile {profile} ({note}); paper: {suite.paper or 'none'}; "
-            f"metric: {suite.metric}\n\n" + markdown(suite, table))
+            f"metric: {suite.metric}{_selection(suite, profile)}\n\n" + markdown(suite, table))
     for metric, published in suite.more_metrics:
         extra[metric] = aggregate(suite, results, metric, published)
         text += f"\nmetric: {metric}\n\n" + markdown(suite, extra[metric], metric)
@@ -151,6 +176,18 @@ def write_report(suite: Suite, results: list[dict], out: Path, profile: str = "f
     (Path(out) / "report.md").write_text(text)
     write_json(Path(out) / "report.json", {"summary": table, **extra} if extra else table)
     return text
+
+
+def _selection(suite: Suite, profile: str) -> str:
+    """How the report chose its runs, for its header ("" without a selection rule)."""
+    if not suite.select:
+        return ""
+    grid = suite.grid_of(profile) if profile in suite.profiles else suite.grid
+    points = "; ".join(f"{name} {', '.join(map(str, values))}" for name, values in grid.items()) or "one point"
+    return (f"; runs: each model at every point of the grid ({points}) and every seed; selection: per task and "
+            f"model, the run of lowest {suite.select} is ours, with its point and seed, and Δ is its difference from "
+            f"the paper; over several seeds, the mean ± std (best) of each seed's run of lowest {suite.select} "
+            f"follows")
 
 
 def write_benchmark_report(out: Path) -> str:

@@ -1,10 +1,11 @@
 """Run a benchmark's jobs on Dask distributed, resumably: a finished job's result is never redone.
 
-The (task, column, seed) jobs are independent. They run on a local Dask cluster of `workers` processes with one thread
-each (a DyNet process trains one model at a time), or on the existing cluster at `scheduler`. A finished job writes
-`DIR/KEY/result.json` (config, seed, metrics, wall time, package versions) by an atomic rename, so a killed worker never
-leaves half a result, and is never run again; a failing one writes `DIR/KEY/error.json`, the others go on, and it runs
-again next time. The workers write into DIR themselves: on a cluster, every worker must see it (a shared filesystem).
+The (task, column, grid point, seed) jobs are independent. They run on a local Dask cluster of `workers` processes with
+one thread each (a DyNet process trains one model at a time), or on the existing cluster at `scheduler`. A finished job
+writes `DIR/KEY/result.json` (config, seed, metrics, wall time, package versions) by an atomic rename, so a killed
+worker never leaves half a result, and is never run again; a failing one writes `DIR/KEY/error.json`, the others go on,
+and it runs again next time. The workers write into DIR themselves: on a cluster, every worker must see it (a shared
+filesystem).
 """
 from __future__ import annotations
 
@@ -82,11 +83,11 @@ def record_error(job: Job, out: Path, error: str, trace: str = "") -> dict:
 
 def job_settings(job: Job):
     """A job's settings: its kind's defaults for its task and model, then the suite's overrides, the
-    column's model settings, the column's and the profile's training and data settings, and the seed,
-    each layer applied by `with_changes`."""
+    column's model settings, the column's and the profile's training and data settings, its point of the
+    suite's grid, and the seed, each layer applied by `with_changes`."""
     settings = get_kind(job.kind).defaults(job.task, job.model)
     for changes in (job.overrides, {"model_config": job.model_settings}, job.train_settings, job.data_settings,
-                    {"seed": job.seed}):
+                    job.point, {"seed": job.seed}):
         settings = with_changes(settings, changes)
     return settings
 

@@ -4,11 +4,16 @@ A column is a model with its own settings (one model may fill several columns: t
 without rounding). A suite knows its experiments and the published table it reproduces; the runner
 and the report know nothing of tasks or models. A profile says how much of a suite to run (`quick`:
 minutes here; `full`: the papers' protocols); a composite runs several suites as one benchmark.
+
+A suite may have a grid (`Suite.grid`: setting -> values, e.g. a paper's learning rates): every (task, column, seed)
+then runs once at each point of it, and a selection rule (`Suite.select`: a metric, lower is better) keeps one run
+of them in the report, as a paper keeps its best model by training perplexity.
 """
 from __future__ import annotations
 
+import itertools
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -17,9 +22,11 @@ from stackparse.benchmarks.published import (JOULIN_MIKOLOV_TABLE2, JOULIN_MIKOL
                                              MALI_TABLE4_TEST, MALI_TABLE4_TRAIN, MALI_TABLE6, grefenstette_table3)
 from stackparse.errors import UserError, unknown_name
 from stackparse.grammars.realtime import realtime
+from stackparse.models import get_model_class
 from stackparse.models.nspda import EARLIER
 from stackparse.models.programming import neurons_needed
 from stackparse.tasks import get_task
+from stackparse.tasks.transduction import TODAY_TRAINING
 from stackparse.training.sequence import SequenceDataConfig
 from stackparse.training.trainer import TrainConfig
 
@@ -64,21 +71,26 @@ class Job:
     model_settings: dict = field(default_factory=dict)
     train_settings: dict = field(default_factory=dict)
     data_settings: dict = field(default_factory=dict)
+    point: dict = field(default_factory=dict)
+    """The job's point of the suite's grid: settings by name, applied after all the others."""
 
     @property
     def key(self) -> str:
-        return f"{self.task}--{self.label or self.model}--s{self.seed}"
+        point = "".join(f"--{name}={value}" for name, value in self.point.items())
+        return f"{self.task}--{self.label or self.model}{point}--s{self.seed}"
 
 
 @dataclass(frozen=True)
 class Profile:
     """How much of a suite `bench --profile NAME` runs: the default number of seeds, settings set on every
-    job over the suite's and the column's, and a note for the report."""
+    job over the suite's and the column's (model settings on the jobs whose model has them), the grid (None: the
+    suite's; {}: none), and a note for the report."""
     seeds: int
     train_settings: dict = field(default_factory=dict)
     data_settings: dict = field(default_factory=dict)
     note: str = ""
     model_settings: dict = field(default_factory=dict)
+    grid: dict | None = None
 
 
 FULL = Profile(3, note="the suite's own settings")
@@ -101,6 +113,11 @@ class Suite:
     decimals: int = 1                   # of the numbers in the report's tables
     profiles: dict = field(default_factory=lambda: {"full": FULL})     # name -> Profile
     rows: str = "tasks"                 # of the report's tables: "tasks", or "models" (a column per task)
+    grid: dict = field(default_factory=dict)
+    """setting name -> values: each (task, column, seed) runs at every combination of them (a profile may change it)."""
+    select: str = ""
+    """The metric (a dotted path into a run's metrics, lower is better) by which the report keeps one run of the
+    grid's and the seeds' per task and column (`stackparse.benchmarks.report.kept`); "": every run counts."""
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -117,12 +134,31 @@ class Suite:
             raise UserError(f"suite {self.name!r} has no profile {name!r}; its profiles: "
                             f"{', '.join(self.profiles)}") from None
 
+    def grid_of(self, profile: str) -> dict:
+        """The grid the profile runs: its own, or the suite's."""
+        grid = self.profile(profile).grid
+        return self.grid if grid is None else grid
+
+    def points(self, profile: str) -> list[dict]:
+        """Every combination of the grid's values, as settings by name ([{}] without a grid)."""
+        grid = self.grid_of(profile)
+        return [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+
     def jobs(self, seeds: int, profile: str = "full") -> list[Job]:
         p = self.profile(profile)
         return [Job(t, c.model, s, self.overrides, c.label, self.kind,
-                    {**c.model_settings_for(t, s), **p.model_settings},
-                    {**c.train_settings, **p.train_settings}, {**c.data_settings, **p.data_settings})
-                for t in self.tasks for c in self.columns for s in range(1, seeds + 1)]
+                    {**c.model_settings_for(t, s), **_model_has(c.model, p.model_settings)},
+                    {**c.train_settings, **p.train_settings}, {**c.data_settings, **p.data_settings}, point)
+                for t in self.tasks for c in self.columns for point in self.points(profile)
+                for s in range(1, seeds + 1)]
+
+
+def _model_has(model: str, settings: dict) -> dict:
+    """The `settings` that model `model` (a sequence model) has."""
+    if not settings:
+        return {}
+    names = {f.name for f in fields(get_model_class(model).Config)}
+    return {name: value for name, value in settings.items() if name in names}
 
 
 @dataclass(frozen=True)
@@ -152,6 +188,31 @@ FIGURE2 = {"paper": "Joulin & Mikolov 2015, Figure 2", "overrides": {"train": Tr
            "curves": True, "profiles": JM_PROFILES}
 TRANSDUCTION = ("copy", "reversal", "bigram-flip", "svo-sov", "gender")
 TABLE3 = "Grefenstette et al. 2015, Table 3"
+# Grefenstette et al.'s Table 3: each task's default training is the paper's recipe (`stackparse.tasks.transduction`),
+# each model's defaults the paper's sizes (256 units, 256-dimensional values, a learned h_0); every model runs at
+# each of the paper's five RMSProp rates, and the report keeps the run of lowest training perplexity, over the rates
+# and the seeds, as the paper keeps its best model (§5): `validation.train_loss`, the kept epoch's training loss over
+# its 100 batches (the trainer's: per scored symbol, divided by the batch's 10 sequences; the same order as the
+# perplexity). The budget is the profile's: the paper trains "an unbounded number of steps".
+RATES = (5e-3, 1e-3, 5e-4, 1e-4, 5e-5)
+TRANSDUCTION_COLUMNS = (*(Column(f"deep-lstm-{k}", "deep-lstm", {"layers": k}) for k in (1, 2, 4, 8)),
+                        *(Column(m, m) for m in ("neural-stack", "neural-queue", "neural-deque")))
+TODAY_MODELS = {"hidden": 64, "memory_size": 64, "learned_h0": False}
+"""The models of this project's recipe before the paper's (`TODAY_TRAINING`)."""
+TRANSDUCTION_PROFILES = {
+    "quick": Profile(1, {"max_minutes": 1.0}, grid={}, note="1 seed, RMSProp at 1e-3 only, 1 minute of training "
+                                                            "per run"),
+    "medium": Profile(1, {"max_minutes": 3.0}, grid={"lr": (5e-3, 1e-3)},
+                      note="1 seed, RMSProp at 5e-3 and 1e-3, 3 minutes of training per run"),
+    "full": Profile(1, {"max_minutes": 10.0}, note="1 seed, the paper's five rates, 10 minutes of training per run "
+                                                   "(the paper: until convergence)"),
+    "full-512": Profile(1, {"max_minutes": 10.0}, grid={"hidden": (256, 512), "lr": RATES},
+                        note="1 seed, 256 and 512 units, the paper's five rates, 10 minutes of training per run"),
+    "today": Profile(1, {**TODAY_TRAINING["train"], "max_minutes": 3.0}, TODAY_TRAINING["data"], grid={},
+                     model_settings=TODAY_MODELS,
+                     note="1 seed, this project's earlier recipe: 64 units, 64-dimensional values, a zero h_0, Adam "
+                          "at 0.003, the length curriculum, parameter averaging; 3 minutes of training per run"),
+}
 
 
 # The NSPDA paper's suites, one per table (Mali, Ororbia & Giles). Every job starts from the grammar tasks' default
@@ -298,20 +359,16 @@ SUITES = {s.name: s for s in [
                                                          note="5 seeds, this project's earlier training")}),
     Suite("transduction",
           "Grefenstette et al. 2015, Table 3: copy, reversal, bigram flipping, SVO to SOV, gender conjugation; "
-          "2-layer LSTM and Stack-, Queue-, DeQue-LSTMs, 64 units; coarse accuracy on lengths 65-128",
-          TRANSDUCTION,
-          tuple(Column(m, m) for m in ("deep-lstm", "neural-stack", "neural-queue", "neural-deque")),
+          "1-, 2-, 4- and 8-layer LSTMs and Stack-, Queue-, DeQue-LSTMs (256 units), the paper's recipe; coarse "
+          "accuracy on lengths 65-128 of the model of lowest training perplexity (validation.train_loss: the mean "
+          "loss of the kept epoch's 100 batches), as the paper selects",
+          TRANSDUCTION, TRANSDUCTION_COLUMNS,
           grefenstette_table3("test coarse"), metric="coarse_accuracy", paper=TABLE3, decimals=2,
           more_metrics=(("fine_accuracy", grefenstette_table3("test fine")),
                         ("validation.val_accuracy", grefenstette_table3("train coarse")),
                         ("validation.val_fine_accuracy", grefenstette_table3("train fine")),
-                        ("validation.train_chars_per_s", {})),     # the transduction tasks' default training
-          # medium: Table 3 over 3 seeds in under two hours with two workers on this machine
-          profiles={"quick": Profile(1, {"max_minutes": 1.0}, note="1 seed, 1 minute of training per run "
-                                                                  "(the default: 10)"),
-                    "medium": Profile(3, {"max_minutes": 3.0}, note="3 seeds, 3 minutes of training per run "
-                                                                    "(the default: 10)"),
-                    "full": FULL}),
+                        ("validation.train_loss", {}), ("validation.train_chars_per_s", {})),
+          grid={"lr": RATES}, select="validation.train_loss", profiles=TRANSDUCTION_PROFILES),
     # The parser's main job: training (the default `train-parser`, or one epoch), then test accuracy and
     # parsing speed (`test-parser`'s figures); the task is the treebank's `corpus get` name.
     Suite("parser",

@@ -5,19 +5,31 @@ With e(x_t) the embedding of the input symbol (§4: 64 dimensions), the LSTM con
 (eq. 1-11) are the encoders of `stackparse.encoders.grefenstette`, written there once; the output is
     y_t = softmax(V o_t + c)                                               (SequenceModel.scores)
 
+Defaults: the paper's (§4.4): 256 hidden units, 256-dimensional values, 64-dimensional embeddings, a learned h_0
+(§3.4: "h_0 ... is initialised randomly and optimised during training"; r_0, V_0 and s_0 zero). The paper also runs
+512 units (`--hidden 512`; the `transduction` benchmark's `full-512` profile), and this project's earlier models
+(64 units, 64-dimensional values, zero h_0) are settings (the benchmark's `today` profile).
+
 Choices the paper leaves open, and why:
-- One embedding matrix for all input symbols, source and target alike (§4's "separate embedding matrices ... for
-  input and output": our outputs are the softmax layer's rows). The deep LSTM reads the same embeddings;
-  `embedding` 0 gives one-hot inputs as the other models here.
-- The pop bias (`pop_bias`) and the zero h_0: see `stackparse.encoders.grefenstette`.
-- Defaults: 64 hidden units and 64-dimensional values (the paper's smaller setting is 256 and 256), so a run trains
-  in minutes on one CPU core; with the transduction tasks' default training the stack learns reversal and the
-  queue copy at that size.
+- "Separate word-to-index mappings are used for source and target vocabularies. Separate embedding matrices are used
+  to encode input and output (predicted) embeddings" (§4). Source and target symbols have separate ids
+  (`stackparse.tasks.transduction`), so the rows that embed the target symbols read back (the output, predicted
+  symbols) are never those of the source symbols: one lookup table of disjoint rows is two embedding matrices, with
+  the same initial law (DyNet's lookup initialisation depends on the width only); the deep LSTM reads the same
+  embeddings, and `embedding` 0 gives one-hot inputs as the other models here. The softmax reads o_t
+  directly (V o_t + c): read as "output embeddings", the sentence could also mean a 64-dimensional softmax matrix
+  behind a projection of o_t, which `stackparse.models.base.SequenceModel` (V of width `hidden`) cannot express yet.
+- The deep LSTM (the paper's benchmark, "the Deep LSTMs described in [1]") learns its h_0 as the controllers do
+  (`learned_h0`, one vector per layer, the cells zero): §3.4 states it for the memory-enhanced LSTMs, and the
+  benchmark differs from them only by its memory; false gives the zero state of Sutskever et al.
+- The pop bias (`pop_bias`): see `stackparse.encoders.grefenstette`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
+
+import dynet as dy
 
 from stackparse.config import setting
 from stackparse.encoders.grefenstette import (
@@ -31,21 +43,27 @@ from stackparse.models.base import EmbeddingConfig, EncoderModel, model_settings
 from stackparse.models.recurrent import LSTM
 
 
+PAPER_SIZES = {"memory_size": 256, "learned_h0": True}
+"""The memory models' defaults where they differ from the encoders' (§3.4, §4.4)."""
+
+
 @dataclass(frozen=True)
 class TransducerConfig(EmbeddingConfig):
-    """Settings shared by the models of Grefenstette et al.'s experiments (64 hidden units: see above)."""
-    hidden: int = setting(64, "hidden units", min=1)
+    """Settings shared by the models of Grefenstette et al.'s experiments (the paper's sizes: see above)."""
+    hidden: int = setting(256, "hidden units (Grefenstette et al.: 256 and 512)", min=1)
 
 
 NeuralMemoryModelConfig = model_settings("NeuralMemoryModelConfig", NeuralMemoryConfig, TransducerConfig,
-                                         memory_size=64)
-NeuralDequeModelConfig = model_settings("NeuralDequeModelConfig", NeuralDequeConfig, TransducerConfig, memory_size=64)
+                                         **PAPER_SIZES)
+NeuralDequeModelConfig = model_settings("NeuralDequeModelConfig", NeuralDequeConfig, TransducerConfig, **PAPER_SIZES)
 
 
 @dataclass(frozen=True)
 class DeepLSTMConfig(TransducerConfig):
-    """The benchmark of §4.4; 2 layers have about as many parameters as the memory models."""
+    """The benchmark of §4.4 (1, 2, 4 and 8 layers); 2 layers have about as many parameters as the memory models."""
     layers: int = setting(2, "recurrent layers", min=1)
+    learned_h0: bool = setting(True, "learn the initial hidden state of each layer (the cells start at zero); "
+                               "false = a zero initial state")
 
 
 @register
@@ -57,6 +75,14 @@ class DeepLSTM(LSTM):
     def __init__(self, pc, config: DeepLSTMConfig, n_inputs, n_outputs):
         super().__init__(pc, config, n_inputs, n_outputs)
         self.add_embedding()            # after the builder: DyNet draws initial values in creation order
+        self.h0 = [self.pc.add_parameters((config.hidden,), name=f"h0{i}") for i in range(config.layers)] \
+            if config.learned_h0 else []
+
+    def initial_state(self, batch_size, tensors=None):
+        """The learned h_0 of each layer and zero cells (broadcast over the batch), unless `tensors` restore a state."""
+        if tensors is None and self.h0:
+            tensors = [dy.zeros((self.config.hidden,)) for _ in self.h0] + [h.expr(True) for h in self.h0]
+        return super().initial_state(batch_size, tensors)
 
 
 class _NeuralMemoryLSTM(EncoderModel):

@@ -1,14 +1,14 @@
 """The one trainer, used by every task and by the parser.
 
 It knows nothing of models or data: it drives an `Objective` (parameters, minibatches, losses,
-validation) with SGD or Adam, hard gradient clipping, a learning-rate schedule, early stopping,
+validation) with SGD, Adam or RMSProp, hard gradient clipping, a learning-rate schedule, early stopping,
 random restarts that keep the best run on validation, an atomic checkpoint after every epoch,
 `resume`, a JSON-lines log, progress (a bar on a terminal, else a line every 30 seconds, with the
 time the run may still take), and the `Hook`s its builder registers (schemes acting on the weights or
 the learning rate around each update: the NSPDA's noises). Every epoch re-seeds DyNet and numpy from
 (seed, restart, epoch) and starts from a fresh optimizer, so a run resumed after epoch k computes
-exactly what the uninterrupted run does. For Adam this means its moment estimates restart at every
-epoch: DyNet's Python API can neither read nor write them, so they cannot go into a checkpoint, and an
+exactly what the uninterrupted run does. For Adam and RMSProp this means their moment estimates restart at
+every epoch: DyNet's Python API can neither read nor write them, so they cannot go into a checkpoint, and an
 Adam of our own over numpy arrays is far slower, since DyNet copies arrays to numpy element by
 element (measured: BENCHMARKS.md, issue 17).
 """
@@ -35,6 +35,7 @@ from stackparse.training.averaging import ParameterAverage
 OPTIMIZERS = {
     "sgd": lambda pc, lr: dy.SimpleSGDTrainer(pc, learning_rate=lr),
     "adam": lambda pc, lr: dy.AdamTrainer(pc, alpha=lr),
+    "rmsprop": lambda pc, lr: dy.RMSPropTrainer(pc, learning_rate=lr),     # Tieleman & Hinton; DyNet's rho 0.9, eps 1e-8
 }
 PROGRESS_EVERY = 30.0
 """Seconds between progress lines when standard error is not a terminal (a log file, a pipe)."""
@@ -48,7 +49,7 @@ class TrainConfig:
     epochs: int = setting(40, "maximum training epochs", min=1)
     batch_size: int = setting(1, "sequences (streams, sentences) per minibatch", min=1)
     bptt: int = setting(50, "truncated BPTT length, 0 = full BPTT", min=0)
-    optimizer: str = setting("sgd", "sgd or adam", choices=OPTIMIZERS)
+    optimizer: str = setting("sgd", "sgd, adam or rmsprop", choices=OPTIMIZERS)
     lr: float = setting(0.1, "learning rate", min=0, min_open=True)
     lr_schedule: str = setting("plateau", "plateau (halve when validation stops improving), inverse "
                                "(lr / (1 + lr_decay * epoch), Dyer et al. 2015) or constant",
