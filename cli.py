@@ -18,6 +18,10 @@ import click
 PARSER_COMMANDS = ("train-parser", "parse", "test-parser", "evaluate")
 DEVICE_COMMANDS = ("train", "speed", "bench", "train-parser", "parse", "test-parser")
 """The commands that train or parse: each takes --device."""
+ENGINES = ("numpy", "dynet")
+"""`parsers.inference.ENGINES`, named here because importing parsers would start DyNet (tested equal)."""
+ENGINE_HELP = ("greedy decoding: numpy (the trained weights evaluated in numpy, fastest) or dynet (a DyNet graph "
+               "per step); beam search always runs on DyNet")
 
 DEVICE = click.Option(["--device"], default="cpu", envvar="STACKPARSE_DEVICE", show_default=True, show_envvar=True,
                       metavar="cpu|gpu|GPU:N", expose_value=False,
@@ -309,8 +313,8 @@ def program(grammar, order, strength, out):
 @click.argument("suite")
 @click.option("--profile", default="full", show_default=True,
               help="how much of the suite to run: full (the papers' protocols), quick (minutes on a 2-core machine: "
-              "fewer seeds, shorter training), and a suite's own (transduction: medium; mali-*: capped, short; "
-              "mali-variants: earlier); a suite without the profile says which it has")
+              "fewer seeds, shorter training), and a suite's own (transduction: medium, full-512, today; "
+              "mali-*: capped, short; mali-variants: earlier); a suite without the profile says which it has")
 @click.option("--seeds", type=click.IntRange(min=1), default=None, help="seeds per experiment [default: the profile's]")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="processes of the local Dask cluster, one experiment each (keep at most one per core)")
@@ -491,22 +495,61 @@ def train_parser_command(ctx, train_file, dev, out, skip_invalid, resume, force,
 
 @main.command()
 @click.argument("model_dir", type=click.Path(path_type=Path))
-@click.argument("input_file", metavar="INPUT.conllu", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("input_file", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "input_format", type=click.Choice(["conllu", "tokens"]), default="conllu",
+              show_default=True, help="INPUT's format: CoNLL-U, or tokens (one sentence per line, see above)")
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="where to write the parsed CoNLL-U (its directory must exist)")
+              help="where to write the parsed CoNLL-U (its directory must exist); - for standard output")
 @click.option("--beam", type=click.IntRange(min=1), default=1, show_default=True,
               help="beam width; 1 = greedy (fastest), larger = beam search (slower, slightly more accurate)")
+@click.option("--engine", type=click.Choice(ENGINES), default="numpy", show_default=True, help=ENGINE_HELP)
+@click.option("--predict-tags", is_flag=True, help="the model's tagger tags every sentence, and the parser reads "
+              "its tags (without it: only sentences whose UPOS column has a `_`); UPOS and XPOS are written")
 @click.option("--quiet", is_flag=True, help="no progress bar")
-def parse(model_dir, input_file, out, beam, quiet):
-    """Parse INPUT.conllu (gold tokenization and UPOS) with the model in MODEL_DIR.
+def parse(model_dir, input_file, input_format, out, beam, engine, predict_tags, quiet):
+    """Parse INPUT with the model in MODEL_DIR; write CoNLL-U to --out. INPUT - is standard input.
 
-    Only HEAD and DEPREL are written; every other column, comment, multiword token and empty node
-    is copied byte for byte. HEAD, DEPREL and DEPS of the input are not read: they may hold `_`.
+    --format conllu: INPUT is CoNLL-U (gold tokenization). Only HEAD and DEPREL are written, and UPOS
+    and XPOS of the sentences the tagger tags (those with a `_` UPOS; all with --predict-tags); every
+    other column, comment, multiword token and empty node is copied byte for byte. HEAD, DEPREL and
+    DEPS of the input are not read: they may hold `_`.
+
+    --format tokens: INPUT is UTF-8 text, one sentence per line, its tokens separated by runs of
+    whitespace (spaces, tabs, other Unicode spaces). Blank lines are skipped. Each sentence is
+    written with `# sent_id = ` its line number in INPUT and `# text = ` its tokens joined by single
+    spaces (the original spacing is not known), the words with ID, FORM (normalised to Unicode NFC),
+    the UPOS and XPOS the model's tagger predicts, HEAD and DEPREL; LEMMA, FEATS, DEPS, MISC are `_`.
+    A byte that is not UTF-8 or a control character is an error at its line and column; a
+    byte-order mark and CRLF line ends are dropped; a line may be of any length.
     """
     from parsers.api import Parser
-    stats = Parser.load(model_dir).parse_file(input_file, out, progress=not quiet, beam=beam)
+    parser = Parser.load(model_dir)
+    if input_format == "tokens":
+        stats = _parse_tokens(parser, input_file, out, progress=not quiet, beam=beam, engine=engine)
+    else:
+        stats = parser.parse_file(input_file, out, progress=not quiet, beam=beam, engine=engine,
+                                  predict_tags=predict_tags)
     click.echo(f"parsed {stats['sentences']} sentences, {stats['words']} words in {stats['seconds']:.1f} s "
-               f"({stats['words_per_s']:.0f} words/s) -> {out}", err=True)
+               f"({stats['words_per_s']:.0f} words/s) -> {'standard output' if str(out) == '-' else out}",
+               err=True)
+
+
+def _parse_tokens(parser, input_file: Path, out: Path, progress: bool, beam: int, engine: str = "numpy") -> dict:
+    """`Parser.parse_file` for pre-tokenized text (`parsers.text_io`), with the same figures; the text
+    has no tags, so the tagger's UPOS and XPOS are written too (UD requires a UPOS)."""
+    from parsers.conllu_io import write_conllu
+    from parsers.text_io import read_tokens
+    from stackparse.errors import UserError
+    if not out.parent.is_dir():
+        raise UserError(f"{out}: cannot write, no such directory {out.parent}")
+    sentences = read_tokens(input_file)
+    start = time.perf_counter()
+    parsed = parser.parse(sentences, progress=progress, beam=beam, engine=engine)
+    seconds = time.perf_counter() - start
+    write_conllu(out, sentences, [s.heads for s in parsed], [s.deprels for s in parsed], [s.upos for s in parsed],
+                 [[w.xpos for w in s.words] for s in parsed])
+    words = sum(len(s.words) for s in sentences)
+    return {"sentences": len(sentences), "words": words, "seconds": seconds, "words_per_s": words / seconds}
 
 
 @main.command("test-parser")
@@ -516,24 +559,31 @@ def parse(model_dir, input_file, out, beam, quiet):
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="where result.json and report.md go [default: RUN_DIR/benchmark]")
 @click.option("--beam", type=click.IntRange(min=1), default=1, show_default=True, help="beam width (1 = greedy)")
-def test_parser(run_dir, test_file, out, beam):
+@click.option("--engine", type=click.Choice(ENGINES), default="numpy", show_default=True, help=ENGINE_HELP)
+@click.option("--udpipe-model", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="also time UDPipe 1 parsing the test file with this model, in the same run (needs the extra "
+                   "udpipe; scripts/train_udpipe1.py trains one)")
+def test_parser(run_dir, test_file, out, beam, engine, udpipe_model):
     """Test a train-parser run: test UAS/LAS and parsing words/s (one process), with its training
     figures (minutes, sentences/s, dev scores). Writes result.json and report.md.
 
     (`bench parser` is the benchmark suite that trains and tests a parser in one go.)"""
     from parsers.benchmark import benchmark_parser, markdown
-    default_out = run_dir / ("benchmark" if beam == 1 else f"benchmark-beam{beam}")
-    click.echo(markdown(benchmark_parser(run_dir, test_file, out or default_out, beam=beam)))
+    suffix = f"-beam{beam}" if beam > 1 else "" if engine == "numpy" else f"-{engine}"
+    default_out = run_dir / f"benchmark{suffix}"
+    click.echo(markdown(benchmark_parser(run_dir, test_file, out or default_out, beam=beam, engine=engine,
+                                         udpipe_model=udpipe_model)))
 
 
 @main.command()
 @click.argument("gold", metavar="GOLD.conllu", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("pred", metavar="PRED.conllu", type=click.Path(dir_okay=False, path_type=Path))
 def evaluate(gold, pred):
-    """UAS, LAS and LAS on universal relations (CoNLL 2018 style, gold tokenization)."""
+    """UAS, LAS and LAS on universal relations (CoNLL 2018 style, gold tokenization), UPOS and XPOS accuracy."""
     from parsers.evaluate import evaluate_files
     s = evaluate_files(gold, pred)
-    click.echo(f"words {s.words}\nUAS {s.uas:.2f}\nLAS {s.las:.2f}\nLAS (universal relations) {s.las_universal:.2f}")
+    click.echo(f"words {s.words}\nUAS {s.uas:.2f}\nLAS {s.las:.2f}\nLAS (universal relations) {s.las_universal:.2f}"
+               f"\nUPOS {s.upos:.2f}\nXPOS {s.xpos:.2f}")
 
 
 if __name__ == "__main__":

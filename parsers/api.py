@@ -19,8 +19,10 @@ from tqdm import tqdm
 from parsers.conllu_io import Sentence, read_conllu, write_conllu
 from parsers.evaluate import Scores, evaluate, evaluate_files
 from parsers.experiment import PARSER_TRAINING, ParserExperiment, ParserSettings
+from parsers.inference import NumpyParser, decode
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
-from parsers.training import build_parser, parse_sentences, save_parser, with_tree
+from parsers.decoding import with_tree
+from parsers.training import build_parser, save_parser
 from parsers.transitions import get_system
 from parsers.vocab import Vocab
 from stackparse.config import from_dict
@@ -36,6 +38,7 @@ class Parser:
 
     def __init__(self, model: StackLSTMParser, pc: dy.ParameterCollection):
         self.model, self.pc = model, pc
+        self._numpy_parser: NumpyParser | None = None     # made at the first greedy parse, then kept
 
     @classmethod
     def load(cls, directory: str | Path) -> "Parser":
@@ -63,17 +66,26 @@ class Parser:
         Path(directory).mkdir(parents=True, exist_ok=True)
         save_parser(self.model, self.pc, Path(directory))
 
-    def parse(self, sentences: list[Sentence], batch_size: int = 32, progress: bool = False,
-              beam: int = 1) -> list[Sentence]:
-        """Copies of `sentences` with predicted heads and labels (greedy; beam search if beam > 1)."""
+    def parse(self, sentences: list[Sentence], batch_size: int | None = None, progress: bool = False,
+              beam: int = 1, engine: str = "numpy", predict_tags: bool = False) -> list[Sentence]:
+        """Copies of `sentences` with predicted heads and labels (greedy; beam search if beam > 1), and
+        predicted UPOS and XPOS where the model's tagger tagged them: sentences without UPOS, and all
+        with `predict_tags` (a model without a tagger refuses sentences without UPOS).
+
+        Greedy decoding runs on `engine`: "numpy" (`parsers.inference`, the default) or "dynet" (the
+        model's own graphs; beam search always does). `batch_size` None: the engine's default."""
         total = sum(len(s.words) for s in sentences)
         with tqdm(total=total, unit="word", desc="parsing", disable=None if progress else True) as bar:
-            configs = parse_sentences(self.model, sentences, batch_size, bar.update, beam)
-        return [with_tree(s, c) for s, c in zip(sentences, configs)]
+            if engine == "numpy" and self._numpy_parser is None:
+                self._numpy_parser = NumpyParser(self.model)
+            parsed = decode(self.model, sentences, engine, batch_size, bar.update, beam, predict_tags,
+                            numpy_parser=self._numpy_parser)
+        return [with_tree(s, p) for s, p in zip(sentences, parsed)]
 
     def parse_file(self, input_path: str | Path, output_path: str | Path, progress: bool = False,
-                   beam: int = 1) -> dict:
-        """Parse a CoNLL-U file; only HEAD and DEPREL change in the output. Returns timing figures.
+                   beam: int = 1, engine: str = "numpy", predict_tags: bool = False) -> dict:
+        """Parse a CoNLL-U file; only HEAD and DEPREL change in the output, and UPOS and XPOS of the
+        sentences the tagger tagged (see `parse`). Returns timing figures.
 
         Only what parsing reads is checked (IDs, ten columns, FORM and UPOS): HEAD, DEPREL and DEPS
         may hold anything, `_` say, as a tagger's output does. A missing output directory is refused
@@ -83,9 +95,11 @@ class Parser:
             raise UserError(f"{output_path}: cannot write, no such directory {Path(output_path).parent}")
         sentences, _ = read_conllu(input_path, require_trees=False)
         start = time.perf_counter()
-        parsed = self.parse(sentences, progress=progress, beam=beam)
+        parsed = self.parse(sentences, progress=progress, beam=beam, engine=engine, predict_tags=predict_tags)
         seconds = time.perf_counter() - start
-        write_conllu(output_path, sentences, [s.heads for s in parsed], [s.deprels for s in parsed])
+        # tags kept are written back as they were read: only the tagged sentences' lines change there
+        write_conllu(output_path, sentences, [s.heads for s in parsed], [s.deprels for s in parsed],
+                     [s.upos for s in parsed], [[w.xpos for w in s.words] for s in parsed])
         words = sum(len(s.words) for s in sentences)
         return {"sentences": len(sentences), "words": words, "seconds": seconds, "words_per_s": words / seconds}
 
@@ -115,7 +129,7 @@ def train_parser(train: str | Path, dev: str | Path | None = None, out: str | Pa
     return Parser.load(out), {**metrics["validation"], **metrics}
 
 
-def evaluate_parser(parser: Parser, gold_path: str | Path) -> Scores:
-    """Parse a gold file's words and score the result against it."""
+def evaluate_parser(parser: Parser, gold_path: str | Path, engine: str = "numpy", predict_tags: bool = False) -> Scores:
+    """Parse a gold file's words (on its tags, or the tagger's with `predict_tags`) and score the result."""
     gold, _ = read_conllu(gold_path)
-    return evaluate(gold, parser.parse(gold))
+    return evaluate(gold, parser.parse(gold, engine=engine, predict_tags=predict_tags))

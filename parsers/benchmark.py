@@ -1,38 +1,81 @@
 """The parser benchmark: test-set accuracy and parsing speed of a trained model, with the training
-figures of its run, written as JSON and as a markdown table (for BENCHMARKS.md)."""
+figures of its run, written as JSON and as a markdown table (for BENCHMARKS.md); optionally UDPipe 1
+parsing the same file in the same process, so that both speeds come from one run on one machine."""
 from __future__ import annotations
 
 import json
 import platform
+import tempfile
+import time
 from datetime import date
 from pathlib import Path
 
 from parsers.api import Parser
+from parsers.conllu_io import read_conllu
+from parsers.evaluate import evaluate
 from parsers.experiment import test_scores
 from stackparse.config import write_json
 from stackparse.errors import UserError
 
 
-def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int = 32, beam: int = 1) -> dict:
+def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int | None = None, beam: int = 1,
+                     engine: str = "numpy", udpipe_model: Path | None = None) -> dict:
     """Parse `test_path` once with a finished run's best model (one process, one core) and score it,
-    beside the run's training figures."""
+    beside the run's training figures. Greedy decoding runs on `engine` (`parsers.inference.ENGINES`).
+    With `udpipe_model`, UDPipe 1 parses the same file right after (`udpipe_scores`)."""
     run_dir, out = Path(run_dir), Path(out)
     if not (run_dir / "metrics.json").is_file():
         raise UserError(f"{run_dir}: not a finished train-parser run (no metrics.json)")
     run = json.loads((run_dir / "metrics.json").read_text())
     log = [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
     result = {
-        **test_scores(Parser.load(run_dir).model, Path(test_path), batch_size, beam),
+        **test_scores(Parser.load(run_dir).model, Path(test_path), batch_size, beam, engine),
         "dev_las": run["validation"]["dev_las"], "dev_uas": run["validation"]["dev_uas"],
         "best_epoch": run["best_epoch"], "epochs_run": len(log), "train_minutes": run["train_seconds"] / 60,
         "train_sentences_per_s": sum(e["train_sents_per_s"] for e in log) / len(log),
         "config": json.loads((run_dir / "config.json").read_text()),
         "machine": platform.platform(), "date": date.today().isoformat(),
     }
+    if udpipe_model is not None:
+        result["udpipe1"] = udpipe_scores(Path(udpipe_model), Path(test_path))
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "result.json", result)
     (out / "report.md").write_text(markdown(result))
     return result
+
+
+def udpipe_scores(model_path: Path, test_path: Path) -> dict:
+    """UDPipe 1 (`ufal.udpipe`, the optional extra `udpipe`) parsing a gold treebank's words on their
+    gold UPOS, as our parser does in `test_scores`: its parser alone, the file read and written outside
+    the timed part. Accuracy and speed; CPU seconds too, which a busy machine inflates less than wall
+    seconds."""
+    try:
+        from ufal import udpipe
+    except ImportError:
+        raise UserError("--udpipe-model needs UDPipe 1's Python binding: pip install -e \".[udpipe]\"") from None
+    model = udpipe.Model.load(str(model_path))
+    if model is None:
+        raise UserError(f"{model_path}: not a UDPipe 1 model")
+    reader, error = udpipe.InputFormat.newConlluInputFormat(), udpipe.ProcessingError()
+    reader.setText(Path(test_path).read_text(encoding="utf-8"))
+    sentences, sentence = [], udpipe.Sentence()
+    while reader.nextSentence(sentence, error):
+        sentences.append(sentence)
+        sentence = udpipe.Sentence()
+    start, cpu = time.perf_counter(), time.process_time()
+    for sentence in sentences:
+        model.parse(sentence, udpipe.Model.DEFAULT)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    writer = udpipe.OutputFormat.newConlluOutputFormat()
+    with tempfile.TemporaryDirectory() as tmp:         # read_conllu reads files
+        parsed_path = Path(tmp) / "udpipe1.conllu"
+        parsed_path.write_text("".join(writer.writeSentence(s) for s in sentences), encoding="utf-8")
+        parsed, _ = read_conllu(parsed_path)
+    gold, _ = read_conllu(test_path)
+    scores = evaluate(gold, parsed)
+    return {"model": str(model_path), "test_uas": scores.uas, "test_las": scores.las, "parse_seconds": seconds,
+            "parse_words_per_s": scores.words / seconds, "parse_cpu_seconds": cpu,
+            "parse_words_per_cpu_s": scores.words / cpu}
 
 
 def markdown(r: dict) -> str:
@@ -41,4 +84,13 @@ def markdown(r: dict) -> str:
         "train min | train sents/s | parse words/s |\n|---|---|---|---|---|---|---|---|---|\n"
         f"| {r['test_uas']:.2f} | {r['test_las']:.2f} | {r['test_las_universal']:.2f} | {r['dev_uas']:.2f} | "
         f"{r['dev_las']:.2f} | {r['best_epoch']} / {r['epochs_run']} | {r['train_minutes']:.1f} | "
-        f"{r['train_sentences_per_s']:.0f} | {r['parse_words_per_s']:.0f} |\n")
+        f"{r['train_sentences_per_s']:.0f} | {r['parse_words_per_s']:.0f} |\n"
+        f"\nParsing: {r['parse_words_per_s']:.0f} words/s ({r['parse_words_per_cpu_s']:.0f} words per CPU second), "
+        f"{r.get('engine', 'dynet')} engine, beam {r['beam']}, batches of {r['parse_batch_size']} sentences.\n"
+        + ("" if "test_upos" not in r else
+           f"On the tagger's tags (nothing gold but the words): UPOS {r['test_upos']:.2f}, XPOS {r['test_xpos']:.2f}, "
+           f"test LAS {r['test_las_predicted_tags']:.2f}, UAS {r['test_uas_predicted_tags']:.2f}.\n")
+        + ("" if "udpipe1" not in r else
+           f"UDPipe 1 in the same run: {r['udpipe1']['parse_words_per_s']:.0f} words/s "
+           f"({r['udpipe1']['parse_words_per_cpu_s']:.0f} words per CPU second), test LAS "
+           f"{r['udpipe1']['test_las']:.2f}, UAS {r['udpipe1']['test_uas']:.2f}.\n"))

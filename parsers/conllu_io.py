@@ -3,7 +3,8 @@
 A parser only ever changes the HEAD and DEPREL of syntactic words, so a `Sentence` keeps its raw
 lines (comments, multiword token lines `1-2`, empty nodes `3.1` and all other columns) and
 `write_conllu` rewrites columns 7 and 8 of the word lines only: reading a file and writing it back
-gives the same bytes, and a parsed file differs from its input in exactly those two columns.
+gives the same bytes, and a parsed file differs from its input in exactly those two columns. (Text
+read by `parsers.text_io`, which has no tags, is also written with the UPOS and XPOS of a tagger.)
 
 Malformed input raises `ConlluError` naming the file and line, e.g. `dev.conllu:17: HEAD 9 out of
 range 0..8`. The `conllu` package parses the ID and HEAD fields (its grammar of `1`, `1-2`, `3.1`);
@@ -12,11 +13,15 @@ parsed (`require_trees=False`) may have anything in HEAD, DEPREL and DEPS (a tag
 
 Windows line endings and a UTF-8 byte-order mark are accepted, with a `ConlluWarning` (the CLI
 prints it as one line); the lines are read without them, so what is written back ends in LF.
+
+The path "-" is standard input when reading (named `<stdin>` in messages) and standard output when
+writing, as in most command-line tools; a file named "-" is `./-`.
 """
 from __future__ import annotations
 
 import functools
 import os
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,7 +35,9 @@ from stackparse.config import atomic_write
 from stackparse.errors import UserError
 
 N_COLUMNS = 10
-HEAD_COLUMN, DEPREL_COLUMN = 6, 7   # 0-based: columns 7 and 8 of the format
+STDIO = "-"
+"""The path that means standard input (reading) or standard output (writing)."""
+UPOS_COLUMN, XPOS_COLUMN, HEAD_COLUMN, DEPREL_COLUMN = 3, 4, 6, 7   # 0-based: columns 4, 5, 7 and 8
 
 # The same few hundred ID and HEAD strings recur on every line of a treebank; caching the conllu
 # parsers' results halves the time to read EWT train (their regex calls dominate it).
@@ -52,7 +59,8 @@ class ConlluError(UserError):
 
 @dataclass(frozen=True)
 class Word:
-    """A syntactic word (a line with an integer ID); `line` is its 1-based line in the file."""
+    """A syntactic word (a line with an integer ID); `line` is its 1-based line in the input file
+    (for pre-tokenized text, `parsers.text_io`, the line of its sentence)."""
     id: int
     form: str
     lemma: str
@@ -112,7 +120,7 @@ def read_conllu(path: str | os.PathLike, skip_invalid: bool = False, require_tre
     end at a blank line or at the end of the file.
 
     Args:
-        path: the file.
+        path: the file, or "-" for standard input.
         skip_invalid: leave out invalid sentences and return their errors instead of raising the
             first. Errors about the whole file (unreadable, invalid UTF-8, empty) always raise.
         require_trees: read and check the trees; False for input to be parsed, whose HEAD and DEPREL are not
@@ -127,11 +135,12 @@ def read_conllu(path: str | os.PathLike, skip_invalid: bool = False, require_tre
             `skip_invalid`) has an invalid sentence.
     """
     text = _read_text(path)
+    path = input_name(path)
     sentences: list[Sentence] = []
     errors: list[ConlluError] = []
     for first_line, lines in _blocks(text):
         try:
-            sentences.append(_parse_sentence(str(path), first_line, lines, require_trees))
+            sentences.append(_parse_sentence(path, first_line, lines, require_trees))
         except ConlluError as error:
             if not skip_invalid:
                 raise
@@ -141,14 +150,25 @@ def read_conllu(path: str | os.PathLike, skip_invalid: bool = False, require_tre
     return sentences, errors
 
 
-def _read_text(path: str | os.PathLike) -> str:
-    """The file's text; a bad byte is reported at its line, which a text-mode read cannot do."""
+def input_name(path: str | os.PathLike) -> str:
+    """How messages name an input: its path, or `<stdin>` for "-"."""
+    return "<stdin>" if str(path) == STDIO else str(path)
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of a file, or of standard input for "-"; ConlluError if it cannot be read."""
     try:
-        data = Path(path).read_bytes()
+        return sys.stdin.buffer.read() if str(path) == STDIO else Path(path).read_bytes()
     except FileNotFoundError:
         raise ConlluError(path, None, "no such file") from None
     except OSError as error:
-        raise ConlluError(path, None, f"cannot read: {error.strerror}") from None
+        raise ConlluError(input_name(path), None, f"cannot read: {error.strerror}") from None
+
+
+def _read_text(path: str | os.PathLike) -> str:
+    """The file's text; a bad byte is reported at its line, which a text-mode read cannot do."""
+    data = read_bytes(path)
+    path = input_name(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -236,51 +256,74 @@ def _check_tree(path: str, first_line: int, words: list[Word]) -> None:
 
 def write_conllu(out: str | os.PathLike | TextIO, sentences: list[Sentence],
                  heads: list[list[int]] | None = None,
-                 deprels: list[list[str]] | None = None) -> None:
-    """Write sentences as CoNLL-U, optionally with new heads and relations.
+                 deprels: list[list[str]] | None = None, upos: list[list[str]] | None = None,
+                 xpos: list[list[str]] | None = None) -> None:
+    """Write sentences as CoNLL-U, optionally with new heads, relations and tags.
 
-    Each sentence is written as its raw lines followed by one blank line; only HEAD and DEPREL of
-    the syntactic word lines are replaced, and only when new ones are given. A file with one blank
-    line after every sentence (as UD releases are) is therefore written back byte for byte.
+    Each sentence is written as its raw lines followed by one blank line; only the columns given
+    (HEAD, DEPREL, UPOS, XPOS) of the syntactic word lines are replaced. A file with one blank line
+    after every sentence (as UD releases are) is therefore written back byte for byte.
 
     Args:
-        out: a path (written atomically; its directory must exist) or an open text stream.
+        out: a path (written atomically; its directory must exist), "-" for standard output, or an
+            open text stream.
         sentences: the sentences, as read by `read_conllu`.
         heads: one list per sentence, length n + 1 with index 0 for ROOT (ignored), or None to keep
             the HEADs read.
         deprels: likewise for DEPREL.
+        upos: one list per sentence, length n (word i at index i - 1, as `Sentence.upos`), or None
+            to keep the UPOS read; for pre-tokenized text, the tags a tagger gave.
+        xpos: likewise for XPOS.
 
     Raises:
-        ValueError: heads or deprels do not match the sentences in number or length.
+        ValueError: heads, deprels or tags do not match the sentences in number or length.
     """
-    for name, values in (("heads", heads), ("deprels", deprels)):
+    given = {"heads": heads, "deprels": deprels, "upos": upos, "xpos": xpos}
+    for name, values in given.items():
         if values is not None and len(values) != len(sentences):
             raise ValueError(f"{len(sentences)} sentences but {len(values)} lists of {name}")
     text = "".join(
-        _format_sentence(sentence,
-                         None if heads is None else heads[index],
-                         None if deprels is None else deprels[index])
+        _format_sentence(sentence, *(None if values is None else values[index] for values in given.values()))
         for index, sentence in enumerate(sentences))
-    if isinstance(out, (str, os.PathLike)):
+    if str(out) == STDIO:     # as UTF-8 whatever the locale: CoNLL-U is UTF-8
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.buffer.flush()
+    elif isinstance(out, (str, os.PathLike)):
         atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8", newline="\n"), make_parents=False)
     else:
         out.write(text)
 
 
-def _format_sentence(sentence: Sentence, heads: list[int] | None, deprels: list[str] | None) -> str:
-    """The sentence's lines with HEAD / DEPREL replaced where given, and its closing blank line."""
+def _format_sentence(sentence: Sentence, heads: list[int] | None, deprels: list[str] | None,
+                     upos: list[str] | None = None, xpos: list[str] | None = None) -> str:
+    """The sentence's lines with the columns given replaced, and its closing blank line."""
+    n = len(sentence.words)
+    new = {}    # column -> its n new values, word i's at i - 1
+    for column, values, root in ((HEAD_COLUMN, heads, 1), (DEPREL_COLUMN, deprels, 1), (UPOS_COLUMN, upos, 0),
+                                 (XPOS_COLUMN, xpos, 0)):
+        if values is None:
+            continue
+        if len(values) != n + root:
+            raise ValueError(f"{sentence.path}:{sentence.line}: sentence has {n} words, got {len(values)} values "
+                             f"({'n + 1' if root else 'n'} expected)")
+        new[column] = values[root:]
     lines = sentence.lines
-    if heads is not None or deprels is not None:
+    if new:
         lines = list(lines)
-        for values in (heads, deprels):
-            if values is not None and len(values) != len(sentence.words) + 1:
-                raise ValueError(f"{sentence.path}:{sentence.line}: sentence has "
-                                 f"{len(sentence.words)} words, got {len(values)} values (n + 1 expected)")
-        for word in sentence.words:
-            columns = lines[word.line - sentence.line].split("\t")
-            if heads is not None:
-                columns[HEAD_COLUMN] = str(heads[word.id])
-            if deprels is not None:
-                columns[DEPREL_COLUMN] = deprels[word.id]
-            lines[word.line - sentence.line] = "\t".join(columns)
+        for k, row in enumerate(_word_rows(lines)):
+            columns = lines[row].split("\t")
+            for column, values in new.items():
+                columns[column] = str(values[k])
+            lines[row] = "\t".join(columns)
     return "\n".join(lines) + "\n\n"
+
+
+def _word_rows(lines: list[str]) -> list[int]:
+    """Indices of the syntactic word lines (integer IDs) among a sentence's lines, in order.
+
+    Found from the lines rather than from `Word.line`: the words of pre-tokenized text all have the
+    line of their sentence in the input, which is not their row in the CoNLL-U written.
+    """
+    return [row for row, line in enumerate(lines)
+            if line[:1].isdigit() and isinstance(_parse_id(line.split("\t", 1)[0]), int)]

@@ -21,11 +21,14 @@ class Scores:
     las: correct heads with the exact DEPREL, subtypes included ("obl:tmod").
     las_universal: correct heads with the universal part of DEPREL ("obl"): the CoNLL 2018 shared
         task's LAS, which ignores subtypes.
+    upos, xpos: correct tags (100 where a parser kept the gold file's).
     """
     words: int
     uas: float
     las: float
     las_universal: float
+    upos: float = 100.0
+    xpos: float = 100.0
 
 
 def evaluate(gold: list[Sentence], pred: list[Sentence]) -> Scores:
@@ -43,17 +46,19 @@ def evaluate(gold: list[Sentence], pred: list[Sentence]) -> Scores:
         ValueError: there is no word to score.
     """
     _check_same_words(gold, pred)
-    words = heads = labels = universal = 0
+    words = heads = labels = universal = upos = xpos = 0
     for gold_sentence, pred_sentence in zip(gold, pred):
         for gold_word, pred_word in zip(gold_sentence.words, pred_sentence.words):
             words += 1
+            upos += gold_word.upos == pred_word.upos
+            xpos += gold_word.xpos == pred_word.xpos
             if gold_word.head == pred_word.head:
                 heads += 1
                 labels += gold_word.deprel == pred_word.deprel
                 universal += _universal(gold_word.deprel) == _universal(pred_word.deprel)
     if words == 0:
         raise ValueError("no words to evaluate")
-    return Scores(words, *(100.0 * count / words for count in (heads, labels, universal)))
+    return Scores(words, *(100.0 * count / words for count in (heads, labels, universal, upos, xpos)))
 
 
 def evaluate_files(gold_path: str | os.PathLike, pred_path: str | os.PathLike) -> Scores:

@@ -10,10 +10,18 @@ list of primitive `Op`s; the model replays the same ops on its own persistent st
 
 Equations (numbers as in Dyer et al. 2015, §3):
     token      x_i = ReLU(V [w_i; t_i; c_i; w~_i] + b)          learned word, UPOS, char BiLSTM,
-                                                               optional fixed pretrained vector (§3.3)
+                                                               optional fixed pretrained vector (§3.3);
+                                                               without the tagger (Dyer et al.)
     state      p_t = ReLU(W [s_t; b_t; a_t] + d)               (§3.1)
     action     p(z | p_t) = softmax over the legal actions of g_z . p_t + q_z     (eq. 1)
     compose    c = tanh(U [h; d; r] + e)                       head, dependent, relation (§3.4)
+The tagger (on by default, `tagger`): the sentence encoder's first layer is a BiLSTM over the tokens,
+without their tags, whose vectors e_i score the tags, and the parser reads them with a tag:
+    token      x_i = ReLU(V [w_i; c_i; w~_i] + b)
+    tagger     e_i = BiLSTM(x)_i,   p(UPOS_i) = softmax(A e_i + a),   p(XPOS_i) likewise
+    parser in  [e_i; t_i], t_i the embedding of the predicted UPOS (or of the input's: `parse`)
+so that the parser's encoder is trained by both losses (stack-propagation, Zhang & Weiss 2016) and
+text without tags parses on the tagger's tags. Training mixes gold and predicted tags (`gold_tags`).
 Two common extensions, on by default (`context_layers=0, top_features=False` give Dyer et al.'s
 model exactly): a BiLSTM over the sentence contextualises x_i before it enters the stack and
 buffer, and the parser state also sees the vectors of the top items s0, s1 and b0.
@@ -66,6 +74,11 @@ class ParserModelConfig:
     rel_dim: int = setting(20, "relation embedding dimension", **POSITIVE)
     state_dim: int = setting(100, "parser state dimension", **POSITIVE)
     top_features: bool = setting(True, "the parser state also sees s0, s1 and b0 (off: Dyer et al.)")
+    tagger: bool = setting(True, "predict UPOS (and XPOS where the treebank has them) from the sentence encoder, "
+                           "trained jointly, and parse on those tags when the input has none; off: the parser "
+                           "reads the input's UPOS (Dyer et al.), which must then be there")
+    tagger_dim: int = setting(100, "units per direction of the tagger's BiLSTM, the sentence encoder's first layer",
+                              **POSITIVE)
 
     def validate(self) -> None:
         check(self)
@@ -82,6 +95,10 @@ class ParserTrainingConfig:
                                  "dynamic oracle's; -1 = never", min=-1)
     explore_alpha: float = setting(1.0, "exploration draws actions with probability p^alpha (renormalised): "
                                    "above 1 follows the model's best guess more often", min=0, min_open=True)
+    tag_weight: float = setting(1.0, "weight of the tagger's loss (UPOS and XPOS, summed over words) beside the "
+                                "parser's (summed over transitions)", min=0)
+    gold_tags: float = setting(0.5, "share of training sentences whose parser reads the gold UPOS; the others read "
+                               "the tagger's own predictions, as when parsing text without tags", min=0, max=1)
 
     def validate(self, system: str) -> None:
         """Check the settings, and that exploring has a dynamic oracle in `system`."""
@@ -117,6 +134,31 @@ def read_vectors(path: str, limit: int) -> tuple[list[str], np.ndarray]:
     return words, np.array(rows, dtype=np.float32)
 
 
+class _Encoded(NamedTuple):
+    """A sentence as the parser reads it."""
+    items: list[dy.Expression]         # the vectors of ROOT and words 1..n
+    upos: dy.Expression | None         # the tagger's UPOS scores, one column per word (None: no tagger)
+    xpos: dy.Expression | None         # its XPOS scores (None: no tagger, or a treebank without XPOS)
+    tags: list[int] | None             # the predicted UPOS the parser read; None: the sentence's own
+
+
+class Parsed(NamedTuple):
+    """A parse: the final configuration, and the tags predicted for the words (None: the input's kept)."""
+    config: Configuration
+    upos: list[str] | None
+    xpos: list[str] | None
+
+
+def best_tags(scores: np.ndarray, n: int) -> list[int]:
+    """The best tag of each of n words from its scores (tags x words), the unknown tag (0) excluded."""
+    return [int(i) + 1 for i in np.asarray(scores).reshape(-1, n)[1:].argmax(axis=0)]
+
+
+def lacks_tags(sentence) -> bool:
+    """Whether a sentence has no UPOS to read: any word's is `_` (text, or a tokenizer's output)."""
+    return any(u == "_" for u in sentence.upos)
+
+
 class _Parse(NamedTuple):
     """One sentence being parsed: the configuration and the network's mirror of it."""
     config: Configuration
@@ -147,7 +189,7 @@ class StackLSTMParser:
         c = config
         self.words = self.pc.add_lookup_parameters((len(vocab.words), c.word_dim), name="words")
         self.tags = self.pc.add_lookup_parameters((len(vocab.upos), c.upos_dim), name="upos")
-        parts = [c.word_dim, c.upos_dim]
+        parts = [c.word_dim] if c.tagger else [c.word_dim, c.upos_dim]      # with a tagger, tags enter later
         if c.char_hidden:
             self.chars = self.pc.add_lookup_parameters((len(vocab.chars), c.char_dim), name="chars")
             self.char_fwd = dy.VanillaLSTMBuilder(1, c.char_dim, c.char_hidden, self.pc)
@@ -163,10 +205,20 @@ class StackLSTMParser:
         self.V = [self.pc.add_parameters((c.token_dim, p)) for p in parts]
         self.b = self.pc.add_parameters((c.token_dim,), init=0.0)
         self.root = self.pc.add_parameters((c.token_dim,), name="root")
-        item = 2 * c.context_dim if c.context_layers else c.token_dim
+        context_input = c.token_dim
+        if c.tagger:
+            self.tag_fwd = dy.VanillaLSTMBuilder(1, c.token_dim, c.tagger_dim, self.pc)
+            self.tag_bwd = dy.VanillaLSTMBuilder(1, c.token_dim, c.tagger_dim, self.pc)
+            self.A_upos = self.pc.add_parameters((len(vocab.upos), 2 * c.tagger_dim), name="Aupos")
+            self.a_upos = self.pc.add_parameters((len(vocab.upos),), init=0.0, name="aupos")
+            if vocab.xpos:
+                self.A_xpos = self.pc.add_parameters((len(vocab.xpos), 2 * c.tagger_dim), name="Axpos")
+                self.a_xpos = self.pc.add_parameters((len(vocab.xpos),), init=0.0, name="axpos")
+            context_input = 2 * c.tagger_dim + c.upos_dim
+        item = 2 * c.context_dim if c.context_layers else context_input     # a stack item: a word's vector
         if c.context_layers:
-            self.ctx_fwd = dy.VanillaLSTMBuilder(c.context_layers, c.token_dim, c.context_dim, self.pc)
-            self.ctx_bwd = dy.VanillaLSTMBuilder(c.context_layers, c.token_dim, c.context_dim, self.pc)
+            self.ctx_fwd = dy.VanillaLSTMBuilder(c.context_layers, context_input, c.context_dim, self.pc)
+            self.ctx_bwd = dy.VanillaLSTMBuilder(c.context_layers, context_input, c.context_dim, self.pc)
         self.stack_lstm = StackLSTM(self.pc, item, c.lstm_dim, c.lstm_layers)
         self.buffer_lstm = StackLSTM(self.pc, item, c.lstm_dim, c.lstm_layers)
         self.action_lstm = StackLSTM(self.pc, c.action_dim, c.lstm_dim, c.lstm_layers)
@@ -198,34 +250,78 @@ class StackLSTMParser:
             reps[form] = dy.concatenate([fwd, bwd])
         return reps
 
-    def _tokens(self, sentences, rng: np.random.Generator | None) -> list[list[dy.Expression]]:
-        """x_0..x_n per sentence (x_0 is ROOT); `rng` given = training (dropouts on)."""
+    def _encode(self, sentences, rng: np.random.Generator | None, predict: list[bool]) -> list[_Encoded]:
+        """x_0..x_n per sentence (x_0 is ROOT) and the tagger's scores; `rng` given = training (dropouts on).
+
+        With the tagger, sentence i's parser reads the tagger's best UPOS if `predict[i]`, else the
+        sentence's own: the tagger's scores of all sentences are computed first (one autobatched forward)."""
         c, t = self.config, self.training
         chars = self._char_reps({f for s in sentences for f in s.forms}) if c.char_hidden else {}
-        out = []
+        drop = rng is not None and t.dropout > 0
+        tokens = []
         for s in sentences:
             ids = [self.vocab.word(f) for f in s.forms]
             if rng is not None and t.word_dropout > 0:
                 counts = np.array([self.vocab.word_counts[i] for i in ids], dtype=float)
-                drop = rng.random(len(ids)) < t.word_dropout / (t.word_dropout + counts)
-                ids = [0 if dr else i for i, dr in zip(ids, drop)]
+                dropped = rng.random(len(ids)) < t.word_dropout / (t.word_dropout + counts)
+                ids = [0 if dr else i for i, dr in zip(ids, dropped)]
             xs = []
             for form, upos, wid in zip(s.forms, s.upos, ids):
-                parts = [self.words[wid], self.tags[self.vocab.tag(upos)]]
+                parts = [self.words[wid]] if c.tagger else [self.words[wid], self.tags[self.vocab.tag(upos)]]
                 if c.char_hidden:
                     parts.append(chars[form])
                 if self.pretrained_index:
                     index = self.pretrained_index
                     parts.append(self.pretrained[index.get(form, index.get(form.lower(), 0))])
                 x = dy.rectify(dy.affine_transform([self.b] + [a for pair in zip(self.V, parts) for a in pair]))
-                xs.append(dy.dropout(x, t.dropout) if rng is not None and t.dropout else x)
-            xs = [self.root.expr()] + xs
-            if c.context_layers:
-                fwd = self.ctx_fwd.initial_state().transduce(xs)
-                bwd = self.ctx_bwd.initial_state().transduce(xs[::-1])[::-1]
-                xs = [dy.concatenate([f, b]) for f, b in zip(fwd, bwd)]
-            out.append(xs)
+                xs.append(dy.dropout(x, t.dropout) if drop else x)
+            tokens.append([self.root.expr()] + xs)
+        if not c.tagger:
+            return [_Encoded(self._context(xs), None, None, None) for xs in tokens]
+        tagged = []
+        for xs in tokens:
+            # The tagger: a BiLSTM over the words, the sentence encoder's first layer; its scores per word
+            # are one matrix per sentence (columns: words 1..n), so one value read gives all its tags.
+            es = self._bilstm(self.tag_fwd, self.tag_bwd, xs)
+            if drop:
+                es = [dy.dropout(e, t.dropout) for e in es]
+            words = dy.concatenate_cols(es[1:])
+            upos = dy.affine_transform([self.a_upos, self.A_upos, words])
+            xpos = dy.affine_transform([self.a_xpos, self.A_xpos, words]) if self.vocab.xpos else None
+            tagged.append((es, upos, xpos))
+        if any(predict):
+            dy.forward([upos for (_, upos, _), p in zip(tagged, predict) if p])
+        out = []
+        for s, (es, upos, xpos), p in zip(sentences, tagged, predict):
+            tags = best_tags(upos.npvalue(), len(s.words)) if p else [self.vocab.tag(u) for u in s.upos]
+            # ROOT reads the unknown tag: it has none
+            xs = [dy.concatenate([e, self.tags[tag]]) for e, tag in zip(es, [0] + tags)]
+            out.append(_Encoded(self._context(xs), upos, xpos, tags if p else None))
         return out
+
+    def _context(self, xs: list[dy.Expression]) -> list[dy.Expression]:
+        """The sentence BiLSTM's vectors of x_0..x_n (the vectors themselves without one)."""
+        return self._bilstm(self.ctx_fwd, self.ctx_bwd, xs) if self.config.context_layers else xs
+
+    @staticmethod
+    def _bilstm(fwd: dy.VanillaLSTMBuilder, bwd: dy.VanillaLSTMBuilder, xs: list[dy.Expression]):
+        ahead = fwd.initial_state().transduce(xs)
+        behind = bwd.initial_state().transduce(xs[::-1])[::-1]
+        return [dy.concatenate([f, b]) for f, b in zip(ahead, behind)]
+
+    def _tag_loss(self, sentence, encoded: _Encoded) -> dy.Expression:
+        """-log p(gold UPOS) (+ -log p(gold XPOS)) summed over the words; a tag the training treebank
+        never had (the unknown tag) teaches nothing."""
+        terms = []
+        for scores, gold in ((encoded.upos, [self.vocab.tag(u) for u in sentence.upos]),
+                             (encoded.xpos, [self.vocab.xtag(w.xpos) for w in sentence.words])):
+            if scores is None:
+                continue
+            known = [i for i, g in enumerate(gold) if g]
+            if known:
+                picked = dy.pick_batch_elems(dy.reshape(scores, (scores.dim()[0][0],), batch_size=len(gold)), known)
+                terms.append(dy.sum_batches(dy.pickneglogsoftmax_batch(picked, [gold[i] for i in known])))
+        return dy.esum(terms) if terms else dy.scalarInput(0.0)
 
     # ---- the parser state and its mirror of the transition system ---------------------------
     def _start(self, tokens: list[dy.Expression]) -> _Parse:
@@ -279,7 +375,14 @@ class StackLSTMParser:
     # ---- training and decoding --------------------------------------------------------------
     def loss(self, sentences, oracles: list[list[int]], rng: np.random.Generator,
              explore: bool = False) -> dy.Expression:
-        """Sum over the sentences' states of -log p(correct actions | state), softmax over the legal actions.
+        """Sum over the sentences' states of -log p(correct actions | state), softmax over the legal actions,
+        plus `tag_weight` times the tagger's loss (`_tag_loss`).
+
+        With the tagger, a share `gold_tags` of the sentences (drawn per sentence) is parsed reading the
+        gold UPOS, the others reading the tagger's predictions: a parser trained on gold tags alone learns
+        to trust them more than predicted ones deserve, one trained on predictions alone gains less from
+        gold tags when a user has them. Both losses are sums of -log p over decisions (transitions, tags),
+        summed unweighted by default: each decision counts once.
 
         Without `explore`, each sentence follows its static oracle `oracles[i]`, whose action is the
         correct one. With `explore`, a sentence with a projective tree follows actions drawn from the
@@ -293,7 +396,10 @@ class StackLSTMParser:
         autobatched forward) before the actions are drawn.
         """
         system = self.system
-        parses = [self._start(tokens) for tokens in self._tokens(sentences, rng)]
+        predict = list(rng.random(len(sentences)) >= self.training.gold_tags) if self.config.tagger else \
+            [False] * len(sentences)
+        encoded = self._encode(sentences, rng, predict)
+        parses = [self._start(e.items) for e in encoded]
         golds = [(tuple(s.heads), tuple(s.deprels)) for s in sentences]     # once, not at every step
         exploring = [explore and trees.is_projective(heads) for heads, _ in golds]
         steps = [0] * len(parses)
@@ -317,7 +423,10 @@ class StackLSTMParser:
                     terms.append(-(dy.logsumexp(picked) if len(picked) > 1 else picked[0]))
                 parses[i] = self._advance(parses[i], action)
             active = [i for i in active if not system.is_terminal(parses[i].config)]
-        return dy.esum(terms)
+        loss = dy.esum(terms) if terms else dy.scalarInput(0.0)
+        if self.config.tagger and self.training.tag_weight:
+            loss = loss + dy.esum([self._tag_loss(s, e) for s, e in zip(sentences, encoded)]) * self.training.tag_weight
+        return loss
 
     def _draw(self, scores: dy.Expression, legal: list[int], rng: np.random.Generator) -> int:
         """A legal action drawn with probability p(z)^alpha, renormalised (alpha = `explore_alpha`)."""
@@ -325,25 +434,57 @@ class StackLSTMParser:
         p = np.exp(logits - logits.max())
         return legal[rng.choice(len(legal), p=p / p.sum())]
 
-    def parse(self, sentences, beam: int = 1) -> list[Configuration]:
+    def parse(self, sentences, beam: int = 1, predict_tags: bool = False) -> list[Parsed]:
         """Beam search over a batch of sentences in lockstep (beam 1: greedy decoding); returns
-        each sentence's best final configuration.
+        each sentence's best final configuration and, where the tagger tagged it, its tags.
+
+        The tagger tags a sentence that lacks UPOS (`lacks_tags`), and every sentence with `predict_tags`;
+        a model without a tagger refuses a sentence without tags.
 
         Hypotheses are `_Parse` values: the persistent stacks let every hypothesis extend a shared
         prefix without copying. A hypothesis scores the sum of its actions' log-probabilities
         (softmax over the legal actions); finished ones stay in their beam until all are finished.
         Call `dy.renew_cg(autobatching=True)` first, so each step's scores are one batch.
         """
-        beams = [[(0.0, self._start(tokens))] for tokens in self._tokens(sentences, None)]
+        encoded = self._encode(sentences, None, self._to_tag(sentences, predict_tags))
+        tags = self._tags(encoded)
+        beams = [[(0.0, self._start(e.items))] for e in encoded]
         while True:
             legal = {(b, h): self.system.legal(p.config) for b, hyps in enumerate(beams)
                      for h, (_, p) in enumerate(hyps) if not self.system.is_terminal(p.config)}
             if not legal:
-                return [max(hyps, key=lambda hyp: hyp[0])[1].config for hyps in beams]
+                return [Parsed(max(hyps, key=lambda hyp: hyp[0])[1].config, *tagged)
+                        for hyps, tagged in zip(beams, tags)]
             scores = {key: self._scores(beams[key[0]][key[1]][1], False) for key, lg in legal.items() if len(lg) > 1}
             if scores:
                 dy.forward(list(scores.values()))
             beams = [self._extend(b, hyps, legal, scores, beam) for b, hyps in enumerate(beams)]
+
+    def _to_tag(self, sentences, predict_tags: bool) -> list[bool]:
+        """Which sentences the tagger tags (see `parse`)."""
+        lacking = [lacks_tags(s) for s in sentences]
+        if not self.config.tagger:
+            for s, lacks in zip(sentences, lacking):
+                if lacks:
+                    raise UserError(f"{s.path}:{s.line}: the sentence has no UPOS tags (`_`), and this model has no "
+                                    f"tagger (trained with --no-tagger): tag the input first, or parse with a model "
+                                    f"trained with a tagger")
+            return lacking
+        return [predict_tags or lacks for lacks in lacking]
+
+    def _tags(self, encoded: list[_Encoded]) -> list[tuple[list[str] | None, list[str] | None]]:
+        """(UPOS, XPOS) strings of the tagged sentences; (None, None) for those whose own tags were read."""
+        xpos = [e.xpos for e in encoded if e.tags is not None and e.xpos is not None]
+        if xpos:
+            dy.forward(xpos)
+        out = []
+        for e in encoded:
+            if e.tags is None:
+                out.append((None, None))
+                continue
+            x = None if e.xpos is None else [self.vocab.xpos[i] for i in best_tags(e.xpos.npvalue(), len(e.tags))]
+            out.append(([self.vocab.upos[i] for i in e.tags], x))
+        return out
 
     def _extend(self, b: int, hyps: list, legal: dict, scores: dict, beam: int) -> list:
         """The `beam` best one-action extensions of sentence b's hypotheses (finished ones kept)."""

@@ -1,7 +1,6 @@
 """The parser's objective for the shared trainer: treebank minibatches, oracle losses, dev LAS."""
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 
@@ -9,54 +8,13 @@ import dynet as dy
 import numpy as np
 
 from parsers.conllu_io import Sentence
+from parsers.decoding import with_tree
 from parsers.evaluate import evaluate
+from parsers.inference import NumpyParser, parse_greedy
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
-from parsers.transitions import Configuration, TransitionSystem
+from parsers.transitions import TransitionSystem
 from parsers.vocab import Vocab
 from stackparse.config import to_dict, write_json
-from stackparse.errors import UserError
-
-
-def parse_sentences(model: StackLSTMParser, sentences: list[Sentence], batch_size: int = 32,
-                    progress=None, beam: int = 1, words_per_batch: int = 1000) -> list[Configuration]:
-    """Final configurations of the parses (greedy, or beam search with `beam` > 1): batches of
-    similar length (at most `batch_size` sentences and `words_per_batch` words) decoded in lockstep,
-    each step's scores autobatched.
-
-    A sentence longer than `words_per_batch` is decoded alone and without autobatching: DyNet's
-    autobatching engine walks the whole graph at every incremental forward, which makes one long
-    sentence's decoding quadratic in its length (BENCHMARKS.md), and a sentence alone has nothing to
-    batch with.
-    """
-    if beam < 1:
-        raise UserError(f"--beam must be at least 1 (got {beam})")
-    result: list[Configuration | None] = [None] * len(sentences)
-    for chunk in length_batches([len(s.words) for s in sentences], batch_size, words_per_batch):
-        dy.renew_cg(autobatching=len(chunk) > 1)
-        for i, config in zip(chunk, model.parse([sentences[i] for i in chunk], beam)):
-            result[i] = config
-        if progress is not None:
-            progress(sum(len(sentences[i].words) for i in chunk))
-    return result
-
-
-def length_batches(lengths: list[int], batch_size: int, words_per_batch: int) -> list[list[int]]:
-    """Indices in order of length, cut into batches of at most `batch_size` items and
-    `words_per_batch` words (an item longer than that alone)."""
-    batches, words = [[]], 0
-    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
-        if batches[-1] and (len(batches[-1]) == batch_size or words + lengths[i] > words_per_batch):
-            batches.append([])
-            words = 0
-        batches[-1].append(i)
-        words += lengths[i]
-    return [b for b in batches if b]
-
-
-def with_tree(sentence: Sentence, config: Configuration) -> Sentence:
-    """A copy of `sentence` whose words carry the heads and labels of a final configuration."""
-    words = [dataclasses.replace(w, head=config.heads[w.id], deprel=config.deprels[w.id]) for w in sentence.words]
-    return dataclasses.replace(sentence, words=words)
 
 
 class ParserObjective:
@@ -89,12 +47,21 @@ class ParserObjective:
         yield loss / len(batch), len(batch)
 
     def validate(self) -> dict[str, float]:
+        """Dev scores; with the tagger, dev_las is parsing on its own tags (text as users have it) and
+        dev_las_gold_tags on the treebank's."""
         start = time.perf_counter()
-        configs = parse_sentences(self.model, self.dev)
+        tagger = self.model.config.tagger
+        engine = NumpyParser(self.model)          # the weights validated now; no dropout
+        parsed = parse_greedy(engine, self.dev, predict_tags=tagger)
         seconds = time.perf_counter() - start
-        scores = evaluate(self.dev, [with_tree(s, c) for s, c in zip(self.dev, configs)])
-        return {"dev_las": scores.las, "dev_uas": scores.uas, "dev_las_universal": scores.las_universal,
-                "dev_words_per_s": scores.words / seconds}
+        scores = evaluate(self.dev, [with_tree(s, p) for s, p in zip(self.dev, parsed)])
+        metrics = {"dev_las": scores.las, "dev_uas": scores.uas, "dev_las_universal": scores.las_universal,
+                   "dev_words_per_s": scores.words / seconds}
+        if tagger:
+            gold = evaluate(self.dev, [with_tree(s, p) for s, p in zip(self.dev, parse_greedy(engine, self.dev))])
+            metrics.update(dev_upos=scores.upos, dev_xpos=scores.xpos, dev_las_gold_tags=gold.las,
+                           dev_uas_gold_tags=gold.uas)
+        return metrics
 
     def save(self, directory: Path) -> None:
         save_parser(self.model, self.pc, directory)

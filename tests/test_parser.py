@@ -45,8 +45,8 @@ def test_tiny_training_beats_a_trivial_baseline(trained):
     parser, metrics, d = trained
     gold, _ = read_conllu(d / "dev.conllu")
     baseline = evaluate(gold, chain_baseline(gold, read_conllu(d / "train.conllu")[0]))
-    ours = evaluate_parser(parser, d / "dev.conllu")
-    assert ours.las == pytest.approx(metrics["dev_las"])
+    ours = evaluate_parser(parser, d / "dev.conllu")      # reading the gold tags: dev_las reads the tagger's
+    assert ours.las == pytest.approx(metrics["dev_las_gold_tags"])
     assert ours.las > baseline.las + 10 and ours.uas > baseline.uas + 10
 
 
@@ -172,3 +172,97 @@ def test_exploration_needs_a_dynamic_oracle():
     with pytest.raises(UserError, match="explore.after needs a system with a dynamic oracle"):
         ParserTrainingConfig(explore_after=1).validate("arc-swap")
     ParserTrainingConfig(explore_after=-1).validate("arc-swap")
+
+
+# ---- the tagger ----------------------------------------------------------------------------------
+def untagged(sentences):
+    """The sentences as text gives them: UPOS and XPOS `_`."""
+    return [dataclasses.replace(s, words=[dataclasses.replace(w, upos="_", xpos="_") for w in s.words])
+            for s in sentences]
+
+
+def test_the_tagger_tags_text_without_tags_and_the_parser_reads_its_tags(trained):
+    from parsers.decoding import parse_sentences, with_tree
+    parser, metrics, d = trained
+    gold, _ = read_conllu(d / "dev.conllu")
+    train, _ = read_conllu(d / "train.conllu")
+    majority = Counter(w.upos for s in train for w in s.words).most_common(1)[0][0]
+    baseline = 100 * sum(w.upos == majority for s in gold for w in s.words) / sum(len(s.words) for s in gold)
+    text = parse_sentences(parser.model, untagged(gold))
+    assert all(p.upos is not None and p.xpos is not None for p in text)
+    tagged = evaluate(gold, [with_tree(s, p) for s, p in zip(gold, text)])
+    assert tagged.upos > baseline + 20 and tagged.xpos > baseline + 10
+    assert tagged.upos == pytest.approx(metrics["dev_upos"]) and tagged.las == pytest.approx(metrics["dev_las"])
+    # the same sentences with their tags: read unless told to predict, and then the same as from text
+    kept = parse_sentences(parser.model, gold)
+    assert all(p.upos is None and p.xpos is None for p in kept)
+    forced = parse_sentences(parser.model, gold, predict_tags=True)
+    assert [(p.config.heads, p.upos, p.xpos) for p in forced] == [(p.config.heads, p.upos, p.xpos) for p in text]
+
+
+def test_the_tag_loss_is_the_words_negative_log_likelihood(trained):
+    import dynet as dy
+    import numpy as np
+    parser, _, d = trained
+    model = parser.model
+    sentence = read_conllu(d / "dev.conllu")[0][0]
+    dy.renew_cg()
+    encoded = model._encode([sentence], None, [False])[0]
+    loss = model._tag_loss(sentence, encoded).value()
+    expected = 0.0
+    for scores, vocab, tags in ((encoded.upos, model.vocab.upos, sentence.upos),
+                                (encoded.xpos, model.vocab.xpos, [w.xpos for w in sentence.words])):
+        s = scores.npvalue().reshape(len(vocab), -1)
+        log_p = s - np.logaddexp.reduce(s, axis=0)
+        expected -= sum(log_p[vocab.index(t), i] for i, t in enumerate(tags) if t in vocab)
+    assert loss == pytest.approx(expected, rel=1e-5)
+
+
+def test_a_model_without_a_tagger_reads_the_input_tags_and_refuses_text_without(tmp_path):
+    from parsers.decoding import parse_sentences
+    train = list(ewt("train")[:30])
+    write_conllu(tmp_path / "train.conllu", train)
+    parser, metrics = train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run",
+                                   dataclasses.replace(TINY, tagger=False),
+                                   dataclasses.replace(TINY_TRAINING, epochs=1), progress=False)
+    assert "dev_upos" not in metrics and not hasattr(parser.model, "A_upos")
+    assert all(p.upos is None for p in parse_sentences(parser.model, train))
+    with pytest.raises(UserError, match=r"train.conllu:\d+: the sentence has no UPOS tags .* no tagger"):
+        parse_sentences(parser.model, untagged(train))
+
+
+def test_the_vocabulary_keeps_xpos_and_reads_vocabularies_saved_without(tmp_path):
+    from parsers.vocab import Vocab
+    vocab = Vocab.build(list(ewt("train")[:30]))
+    assert vocab.xpos[0] == "<unk>" and "NN" in vocab.xpos and vocab.xtag("NN") == vocab.xpos.index("NN")
+    vocab.save(tmp_path / "vocab.json")
+    assert Vocab.load(tmp_path / "vocab.json") == vocab
+    saved = json.loads((tmp_path / "vocab.json").read_text())
+    del saved["xpos"]
+    (tmp_path / "old.json").write_text(json.dumps(saved))
+    assert Vocab.load(tmp_path / "old.json").xpos == []
+    assert Vocab.build(untagged(ewt("train")[:5])).xpos == []
+
+
+def test_without_a_sentence_bilstm_the_stack_items_are_the_tagger_vectors_and_tags(tmp_path):
+    write_conllu(tmp_path / "train.conllu", list(ewt("train")[:20]))
+    parser, _ = train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run",
+                             dataclasses.replace(TINY, context_layers=0),
+                             dataclasses.replace(TINY_TRAINING, epochs=1), progress=False)
+    assert parser.model.stack_lstm.spec[0] == 2 * TINY.tagger_dim + TINY.upos_dim
+
+
+def test_parse_file_writes_the_tags_of_the_sentences_it_tagged(trained, tmp_path):
+    parser, _, d = trained
+    gold, _ = read_conllu(d / "dev.conllu")
+    blank = [["_"] * len(s.words) if i < 5 else s.upos for i, s in enumerate(gold[:10])]
+    write_conllu(tmp_path / "text.conllu", gold[:10], upos=blank, xpos=blank)
+    parser.parse_file(tmp_path / "text.conllu", tmp_path / "out.conllu")
+    out, _ = read_conllu(tmp_path / "out.conllu")
+    assert all(w.upos != "_" and w.xpos != "_" for s in out[:5] for w in s.words)
+    assert [s.upos for s in out[5:]] == [s.upos for s in gold[5:10]]           # read, not tagged
+    parser.parse_file(d / "dev.conllu", tmp_path / "forced.conllu", predict_tags=True)
+    forced, _ = read_conllu(tmp_path / "forced.conllu")
+    assert [s.upos for s in forced[:5]] == [s.upos for s in out[:5]] != [s.upos for s in gold[:5]]
+    assert evaluate(gold, forced).upos == pytest.approx(evaluate_parser(parser, d / "dev.conllu",
+                                                                        predict_tags=True).upos)
