@@ -39,8 +39,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from parsers.model import Parsed
 from parsers.decoding import length_batches, parse_sentences
+from parsers.model import Parsed, best_tags, draw
 from parsers.transitions import Configuration, OpKind, perform
 from stackparse.errors import UserError
 
@@ -105,12 +105,6 @@ def bilstm(fwd, bwd, xs: np.ndarray, starts: np.ndarray, lengths: np.ndarray) ->
     padded[back, seq] = xs
     behind = transduce(bwd, padded)[back, seq]
     return np.concatenate([ahead, behind], axis=1)
-
-
-def best_tags(scores: np.ndarray) -> list[int]:
-    """The best tag of each word from its scores (words x tags), the unknown tag (0) excluded, as
-    `parsers.model.best_tags`."""
-    return (scores[:, 1:].argmax(axis=1) + 1).tolist()
 
 
 def transduce(layers, xs: np.ndarray) -> np.ndarray:
@@ -323,9 +317,10 @@ class NumpyParser:
                 tag_ids[words] = [self.vocab.tag(u) for u in s.upos]
                 out.append((None, None))
                 continue
-            upos = best_tags(es[words] @ self.A_upos + self.a_upos)
+            n = lengths[i] - 1
+            upos = best_tags((es[words] @ self.A_upos + self.a_upos).T, n)
             tag_ids[words] = upos
-            xpos = None if self.A_xpos is None else best_tags(es[words] @ self.A_xpos + self.a_xpos)
+            xpos = None if self.A_xpos is None else best_tags((es[words] @ self.A_xpos + self.a_xpos).T, n)
             out.append(([self.vocab.upos[k] for k in upos], xpos and [self.vocab.xpos[k] for k in xpos]))
         return np.concatenate([es, self.tags[tag_ids]], axis=1), out
 
@@ -342,7 +337,7 @@ class NumpyParser:
         Args:
             sentences: objects with `forms` and `upos` (e.g. `conllu_io.Sentence`).
             predict_tags: tag every sentence (else only those without UPOS).
-            choose: picks each action instead of the best-scoring legal one (tests).
+            choose: picks each action instead of the best-scoring legal one (tests, exploration).
         """
         system = self.system
         # which sentences the tagger tags, and the refusal of untagged input without one: the model's
@@ -480,6 +475,20 @@ def parse_greedy(engine: NumpyParser, sentences, batch_size: int = 256, progress
         if progress is not None:
             progress(sum(len(sentences[i].words) for i in chunk))
     return result
+
+
+def draw_explorations(engine: NumpyParser, sentences, alpha: float, rng: np.random.Generator,
+                      batch_size: int = 256) -> list[list[int]]:
+    """Each sentence's actions, each drawn with probability p^alpha over the legal ones (`model.draw`)
+    from the engine's scores: the roll-outs of training with exploration, ahead of its graph."""
+    actions: list[list[int]] = [[] for _ in sentences]
+    for chunk in length_batches([len(s.words) for s in sentences], batch_size, 8000):
+        def choose(i, config, legal, scores, chunk=chunk):
+            action = legal[0] if scores is None else draw(scores, legal, alpha, rng)
+            actions[chunk[i]].append(action)
+            return action
+        engine.parse([sentences[i] for i in chunk], choose=choose)
+    return actions
 
 
 def _a(param) -> np.ndarray:

@@ -95,6 +95,9 @@ class ParserTrainingConfig:
                                  "dynamic oracle's; -1 = never", min=-1)
     explore_alpha: float = setting(1.0, "exploration draws actions with probability p^alpha (renormalised): "
                                    "above 1 follows the model's best guess more often", min=0, min_open=True)
+    explore_every: int = setting(0, "exploration's actions drawn ahead by the numpy engine (no dropout), from "
+                                 "weights read every N updates (faster); 0 = drawn from each step's scores in the "
+                                 "training graph, dropout on (Ballesteros et al. as written)", min=0)
     tag_weight: float = setting(1.0, "weight of the tagger's loss (UPOS and XPOS, summed over words) beside the "
                                 "parser's (summed over transitions)", min=0)
     gold_tags: float = setting(0.5, "share of training sentences whose parser reads the gold UPOS; the others read "
@@ -147,6 +150,13 @@ class Parsed(NamedTuple):
     config: Configuration
     upos: list[str] | None
     xpos: list[str] | None
+
+
+def draw(scores: np.ndarray, legal: list[int], alpha: float, rng: np.random.Generator) -> int:
+    """A legal action drawn with probability p(z)^alpha, renormalised (alpha = `explore_alpha`)."""
+    logits = alpha * scores[legal]
+    p = np.exp(logits - logits.max())
+    return legal[rng.choice(len(legal), p=p / p.sum())]
 
 
 def best_tags(scores: np.ndarray, n: int) -> list[int]:
@@ -374,7 +384,7 @@ class StackLSTMParser:
 
     # ---- training and decoding --------------------------------------------------------------
     def loss(self, sentences, oracles: list[list[int]], rng: np.random.Generator,
-             explore: bool = False) -> dy.Expression:
+             explore: bool = False, drawn: list[list[int] | None] | None = None) -> dy.Expression:
         """Sum over the sentences' states of -log p(correct actions | state), softmax over the legal actions,
         plus `tag_weight` times the tagger's loss (`_tag_loss`).
 
@@ -393,7 +403,9 @@ class StackLSTMParser:
         Non-projective sentences keep the static oracle (see `parsers.transitions`).
 
         The sentences advance in lockstep; when some explore, each step's scores are computed (one
-        autobatched forward) before the actions are drawn.
+        autobatched forward) before the actions are drawn, unless `drawn` gives each exploring sentence's
+        actions, drawn beforehand (`drawn[i]`, None for a sentence that does not explore: see
+        `parsers.inference.draw_explorations`); then the graph is built in one go.
         """
         system = self.system
         predict = list(rng.random(len(sentences)) >= self.training.gold_tags) if self.config.tagger else \
@@ -407,13 +419,16 @@ class StackLSTMParser:
         while active:
             legal = {i: system.legal(parses[i].config) for i in active}
             scores = {i: self._scores(parses[i], True) for i in active if len(legal[i]) > 1}
-            drawn = [i for i in scores if exploring[i]]
-            if drawn:
-                dy.forward([scores[i] for i in drawn])
+            to_draw = [i for i in scores if exploring[i]] if drawn is None else []
+            if to_draw:
+                dy.forward([scores[i] for i in to_draw])
             for i in active:
                 if exploring[i]:
                     correct = system.optimal(parses[i].config, *golds[i])
-                    action = self._draw(scores[i], legal[i], rng) if i in scores else legal[i][0]
+                    if drawn is not None:
+                        action, steps[i] = drawn[i][steps[i]], steps[i] + 1
+                    else:
+                        action = self._draw(scores[i], legal[i], rng) if i in scores else legal[i][0]
                 else:
                     action, steps[i] = oracles[i][steps[i]], steps[i] + 1
                     correct = [action]
@@ -429,10 +444,7 @@ class StackLSTMParser:
         return loss
 
     def _draw(self, scores: dy.Expression, legal: list[int], rng: np.random.Generator) -> int:
-        """A legal action drawn with probability p(z)^alpha, renormalised (alpha = `explore_alpha`)."""
-        logits = self.training.explore_alpha * scores.npvalue()[legal]
-        p = np.exp(logits - logits.max())
-        return legal[rng.choice(len(legal), p=p / p.sum())]
+        return draw(scores.npvalue(), legal, self.training.explore_alpha, rng)
 
     def parse(self, sentences, beam: int = 1, predict_tags: bool = False) -> list[Parsed]:
         """Beam search over a batch of sentences in lockstep (beam 1: greedy decoding); returns

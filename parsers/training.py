@@ -10,7 +10,8 @@ import numpy as np
 from parsers.conllu_io import Sentence
 from parsers.decoding import with_tree
 from parsers.evaluate import evaluate
-from parsers.inference import NumpyParser, parse_greedy
+from parsers import trees
+from parsers.inference import NumpyParser, draw_explorations, parse_greedy
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
 from parsers.transitions import TransitionSystem
 from parsers.vocab import Vocab
@@ -30,6 +31,9 @@ class ParserObjective:
         self.batch_size, self.explore_after = batch_size, explore_after
         self._rng = np.random.default_rng(0)
         self._explore = False
+        self._batches: list = []
+        self._drawn: dict[int, list[int]] = {}      # sentence -> its exploration drawn ahead (`explore_every`)
+        self._updates = 0
 
     def param_collection(self) -> dy.ParameterCollection:
         return self.pc
@@ -38,13 +42,30 @@ class ParserObjective:
         self._rng = rng        # word dropout, dropout masks and explored actions of this epoch come from it
         self._explore = 0 <= self.explore_after <= epoch
         order = rng.permutation(len(self.train))
-        return [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        self._batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        self._drawn, self._updates = {}, 0
+        return self._batches
 
     def losses(self, batch: list[int]):
+        sentences = [self.train[i] for i in batch]
+        drawn = self._draw_ahead(batch) if self._explore and self.model.training.explore_every else None
         dy.renew_cg(autobatching=True)
-        loss = self.model.loss([self.train[i] for i in batch], [self.oracles[i] for i in batch], self._rng,
-                               self._explore)
+        loss = self.model.loss(sentences, [self.oracles[i] for i in batch], self._rng, self._explore, drawn)
+        self._updates += 1
         yield loss / len(batch), len(batch)
+
+    def _draw_ahead(self, batch: list[int]) -> list[list[int] | None]:
+        """The explorations of `batch`'s projective sentences, drawn by the numpy engine with the weights
+        of now for this batch and the next `explore_every` - 1 (reading the weights costs as much as a
+        few batches' training: amortised, at the price of roll-outs up to that many updates old)."""
+        every = self.model.training.explore_every
+        if self._updates % every == 0:
+            ahead = [i for b in self._batches[self._updates:self._updates + every] for i in b
+                     if trees.is_projective(self.train[i].heads)]
+            actions = draw_explorations(NumpyParser(self.model), [self.train[i] for i in ahead],
+                                        self.model.training.explore_alpha, self._rng)
+            self._drawn = dict(zip(ahead, actions))
+        return [self._drawn.get(i) for i in batch]
 
     def validate(self) -> dict[str, float]:
         """Dev scores; with the tagger, dev_las is parsing on its own tags (text as users have it) and

@@ -266,3 +266,35 @@ def test_parse_file_writes_the_tags_of_the_sentences_it_tagged(trained, tmp_path
     assert [s.upos for s in forced[:5]] == [s.upos for s in out[:5]] != [s.upos for s in gold[:5]]
     assert evaluate(gold, forced).upos == pytest.approx(evaluate_parser(parser, d / "dev.conllu",
                                                                         predict_tags=True).upos)
+
+
+def test_explorations_drawn_ahead_are_legal_derivations_the_loss_follows(trained):
+    """`explore_every`: the numpy engine draws each projective sentence's actions; the loss replays
+    them (no forward before drawing), and a draw's actions derive a complete tree."""
+    import dynet as dy
+    import numpy as np
+    from parsers.inference import NumpyParser, draw_explorations
+    parser, _, _ = trained
+    model, system = parser.model, parser.model.system
+    sentences = [s for s in ewt("train")[:300] if len(s.words) > 12][:6]
+    drawn = draw_explorations(NumpyParser(model), sentences, 1.0, np.random.default_rng(3))
+    for s, actions in zip(sentences, drawn):
+        config = system.initial(len(s.words))
+        for a in actions:
+            assert a in system.legal(config)
+            config = system.apply(config, a)
+        assert system.is_terminal(config)
+    assert drawn != draw_explorations(NumpyParser(model), sentences, 1.0, np.random.default_rng(4))
+    oracles = [system.oracle_sequence(s.heads, s.deprels) for s in sentences]
+    dy.renew_cg(autobatching=True)
+    replayed = model.loss(sentences, oracles, np.random.default_rng(0), True, drawn).value()
+    assert np.isfinite(replayed) and replayed > 0
+
+
+def test_training_with_explorations_drawn_ahead(tmp_path):
+    import numpy as np
+    write_conllu(tmp_path / "train.conllu", list(ewt("train")[:40]))
+    _, metrics = train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run", TINY,
+                              dataclasses.replace(TINY_TRAINING, epochs=2),
+                              ParserTrainingConfig(explore_after=1, explore_every=2), progress=False)
+    assert np.isfinite(metrics["train_loss"]) and metrics["dev_las"] > 0
