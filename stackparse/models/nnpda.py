@@ -44,6 +44,9 @@ class NNPDA(StackTensorRNN):
     Config = NNPDAModelConfig
     order = 3
     discrete = False
+    # Sun et al.'s network has one form: its state reads the stack's top beside the input, its response sees the
+    # state and the read; its action is tanh(A) itself (`cell`), so the quantizer named here is never used.
+    fixed = {"pairing": "read-input", "action_quantizer": "round", "readout": "state-read"}
     # RTRL and UORO need a state of fixed size; the analog stack grows with the string.
     gradient_cell = None
 

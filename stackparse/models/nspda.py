@@ -50,6 +50,7 @@ before the paper's text was at hand, kept beside it):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import dynet as dy
 import numpy as np
@@ -101,10 +102,16 @@ class StackTensorRNN(TensorRNN):
     """R - I, the read neurons beyond one per input symbol."""
     discrete: bool = True
     """Whether the state neurons are quantized at evaluation whatever `quantize_states` says."""
+    fixed: ClassVar[dict[str, str]] = {}
+    """The NSPDA settings a subclass's Config leaves out, and the values it always uses."""
+
+    def setting(self, config, name: str) -> str:
+        """`config.name`, or the class's fixed value when its settings do not offer one."""
+        return self.fixed[name] if name in self.fixed else getattr(config, name)
 
     def __init__(self, pc, config: NSPDAModelConfig, n_inputs, n_outputs):
         n, r = config.hidden, n_inputs + self.extra_reads
-        self.reads_out_state = getattr(config, "readout", "state-read") == "state"
+        self.reads_out_state = self.setting(config, "readout") == "state"
         # The base class's V, c are sized for what the response reads: s, or s (x) r (module docstring).
         super().__init__(pc, replace(config, hidden=n if self.reads_out_state else n * r), n_inputs, n_outputs,
                          state_size=n)
@@ -112,8 +119,7 @@ class StackTensorRNN(TensorRNN):
         # The equations, shared with the NSPDA encoder; Ws, Wa, bs, ba keep their names and order, and
         # stay attributes of the model (programming writes them).
         self.nspda = NSPDAController(self.pc, self.order, n, n_inputs, r, self.add_tensor,
-                                     getattr(config, "pairing", "read-input"), getattr(config, "action_quantizer",
-                                                                                       "round"))
+                                     self.setting(config, "pairing"), self.setting(config, "action_quantizer"))
         self.Ws, self.bs, self.Wa, self.ba = self.nspda.parameters
 
     def recurrent_parameters(self) -> list[dy.Parameters]:
