@@ -291,10 +291,10 @@ def test_explorations_drawn_ahead_are_legal_derivations_the_loss_follows(trained
     assert np.isfinite(replayed) and replayed > 0
 
 
-def test_training_with_explorations_drawn_ahead(tmp_path):
+def test_training_with_explorations_drawn_ahead_and_predicted_tags(tmp_path):
     import numpy as np
     write_conllu(tmp_path / "train.conllu", list(ewt("train")[:40]))
     _, metrics = train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run", TINY,
                               dataclasses.replace(TINY_TRAINING, epochs=2),
-                              ParserTrainingConfig(explore_after=1, explore_every=2), progress=False)
+                              ParserTrainingConfig(explore_after=1, explore_every=2, gold_tags=0.5), progress=False)
     assert np.isfinite(metrics["train_loss"]) and metrics["dev_las"] > 0
