@@ -336,7 +336,7 @@ def bench(suite, profile, seeds, workers, scheduler, out, quiet):
     \b
     Suites (see docs/benchmarks.md):
       algorithmic     Joulin & Mikolov: Table 2 (counting, 5 models), memorization, binary addition
-      mali            the NSPDA paper's Tables 1, 2, 3, 4, 6 (mali-table1 ... mali-table6), its
+      mali            the NSPDA paper's Tables 1, 2, 3, 4, 6, 7 (mali-table1 ... mali-table7), its
                       recipe; mali-variants: its NSPDA beside variants of it
       transduction    Grefenstette et al. Table 3
       parser          the stack-LSTM parser on UD English EWT: test LAS / UAS, words/s

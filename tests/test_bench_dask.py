@@ -193,7 +193,9 @@ def test_the_nspda_papers_tables_are_suites_with_its_rows_and_sizes():
                                                                "NNPDA w/ dead neuron hints M2", "TBPTT M1",
                                                                "TBPTT M2"}
     assert [p.name for p in suites.suite_parts("mali")] == ["mali-table1", "mali-table2", "mali-table3",
-                                                            "mali-table4", "mali-table6"]
+                                                            "mali-table4", "mali-table6", "mali-table7"]
+    table7 = suites.get_suite("mali-table7")               # Table 7's rows beyond Table 4's, each measured
+    assert set(table7.labels) == {k for k in published.MALI_TABLE7_TEST["pda-anbn"] if k.startswith("MI-")}
     assert [p.name for p in suites.suite_parts("algorithmic")] == ["counting", "memorization", "addition"]
 
 
