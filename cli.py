@@ -408,11 +408,12 @@ def _model_settings(args: list[str], _):
 @click.option("--batch-sizes", default="1,2,4,8,16,32", show_default=True, help="comma-separated batch sizes")
 @click.option("--seconds", type=click.FloatRange(min=1), default=20, show_default=True,
               help="training time measured per batch size")
-@click.option("--grad", default="tbptt", show_default=True,
-              help="gradient algorithms, comma-separated: bptt, tbptt, rtrl, uoro (see train --grad)")
+@click.option("--grad", default="", help="gradient algorithms, comma-separated: bptt, tbptt, rtrl, uoro (see train "
+              "--grad)  [default: the task's training's]")
 def speed(task, model_name, batch_sizes, seconds, grad, **options):
     """Training speed of MODEL on TASK (the model's settings: its defaults, or the options given):
-    characters per second, by batch size and gradient algorithm."""
+    characters per second, by batch size and gradient algorithm, of the task's own training (its
+    optimizer, truncation and data options, as `train TASK` runs it)."""
     from stackparse.benchmarks.speed import training_speed
     from stackparse.errors import UserError
     from stackparse.models import get_model_class
@@ -422,14 +423,14 @@ def speed(task, model_name, batch_sizes, seconds, grad, **options):
     except ValueError:
         raise UserError(f"--batch-sizes must be integers separated by commas (got {batch_sizes!r})") from None
     methods = grad.split(",")
-    for method in methods:
+    for method in filter(None, methods):
         SequenceTraining(grad=method).validate()
     model_config = _given(get_model_class(model_name).Config(), options)
     click.echo("| grad | batch size | characters | seconds | characters/s |\n|---|---|---|---|---|")
     for method in methods:
         for size in sizes:
-            s = training_speed(task, model_name, model_config, size, seconds, data=SequenceTraining(grad=method))
-            click.echo(f"| {method} | {s.batch_size} | {s.chars} | {s.seconds:.1f} | {s.chars_per_s:.0f} |")
+            s = training_speed(task, model_name, model_config, size, seconds, grad=method)
+            click.echo(f"| {s.grad} | {s.batch_size} | {s.chars} | {s.seconds:.1f} | {s.chars_per_s:.0f} |")
 
 
 # ---- dependency parsing --------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Training speed: characters per second of the shared trainer's inner loop, by batch size.
 
 A character is one input symbol of a training stream (padding excluded), the unit in which the reference C++ code's
-speed is quoted. The measure runs the objective's truncated-BPTT segments, their backward passes and SGD updates, on the
-full training range of sizes (the curriculum's last stage), for a fixed wall time per batch size.
+speed is quoted. The measure runs the task's and model's own training (`SequenceExperiment.defaults`: its optimizer,
+truncation, gradient algorithm and data options), at the batch size measured, on the full training range of sizes
+(the curriculum's last stage), for a fixed wall time per batch size.
 """
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ import dynet as dy
 import numpy as np
 
 from stackparse.experiments.sequence import SequenceExperiment, SequenceSettings
-from stackparse.training.sequence import SequenceTraining
-from stackparse.training.trainer import OPTIMIZERS, TrainConfig, Trainer
+from stackparse.training.trainer import OPTIMIZERS, Trainer
 
 
 @dataclass(frozen=True)
 class Speed:
+    grad: str
     batch_size: int
     chars: int
     seconds: float
@@ -30,12 +31,17 @@ class Speed:
         return self.chars / self.seconds
 
 
-def training_speed(task: str, model: str, model_config: dict, batch_size: int, seconds: float = 20.0,
-                   seed: int = 1, data: SequenceTraining = SequenceTraining()) -> Speed:
+def training_speed(task: str, model: str, model_config, batch_size: int, seconds: float = 20.0,
+                   seed: int = 1, grad: str = "") -> Speed:
     """Train for about `seconds` (whole minibatches) with the trainer's inner loop and count the
-    characters processed; `data`: the objective's training options (e.g. `grad`)."""
-    train = TrainConfig(batch_size=batch_size, seed=seed)
-    data = dataclasses.replace(data, validation_size=1)
+    characters processed; `grad`: the gradient algorithm, "" = the task's training's (another than bptt
+    without refinement)."""
+    defaults = SequenceExperiment.defaults(task, model)
+    train = dataclasses.replace(defaults.train, batch_size=batch_size, seed=seed)
+    # refinement runs with BPTT only: measuring another algorithm measures it without
+    algorithm = {"grad": grad, "refine": defaults.data.refine if grad == "bptt" else 1} if grad else {}
+    # all lengths at once (the curriculum's last stage): Algorithm 1's stages follow the epochs' results
+    data = dataclasses.replace(defaults.data, validation_size=1, incremental="curriculum", **algorithm)
     experiment = SequenceExperiment(SequenceSettings(task, model, model_config, train, data))
     dy.reset_random_seed(seed)
     objective = experiment.build(seed)
@@ -45,7 +51,7 @@ def training_speed(task: str, model: str, model_config: dict, batch_size: int, s
     endless = itertools.chain.from_iterable(objective.batches(last_stage, rng) for _ in itertools.count())
     chars, start = [], time.perf_counter()
     Trainer(train, experiment.build, progress=False).run_epoch(objective, optimizer, _until(endless, seconds, chars))
-    return Speed(batch_size, sum(chars), time.perf_counter() - start)
+    return Speed(data.grad, batch_size, sum(chars), time.perf_counter() - start)
 
 
 def _until(batches, seconds: float, chars: list[int]):
