@@ -28,8 +28,10 @@ buffer, and the parser state also sees the vectors of the top items s0, s1 and b
 
 Training uses word dropout (unknown-word training, Kiperwasser & Goldberg 2016: a word becomes UNK
 with probability alpha / (alpha + count)) and, after `explore_after` epochs, exploration with a
-dynamic oracle (Ballesteros et al. 2016; see `loss`). Decoding is greedy and batched: the sentences of a batch
-advance in lockstep, and DyNet's autobatching computes each step's scores for all of them at once.
+dynamic oracle (Ballesteros et al. 2016; see `loss`), its actions drawn ahead by the numpy engine of
+`parsers.inference` (`explore_every`). Decoding is greedy and batched: the sentences of a batch advance in
+lockstep, and DyNet's autobatching computes each step's scores for all of them at once (`parsers.inference`
+decodes greedily in numpy).
 """
 from __future__ import annotations
 
@@ -95,9 +97,10 @@ class ParserTrainingConfig:
                                  "dynamic oracle's; -1 = never", min=-1)
     explore_alpha: float = setting(1.0, "exploration draws actions with probability p^alpha (renormalised): "
                                    "above 1 follows the model's best guess more often", min=0, min_open=True)
-    explore_every: int = setting(0, "exploration's actions drawn ahead by the numpy engine (no dropout), from "
-                                 "weights read every N updates (faster); 0 = drawn from each step's scores in the "
-                                 "training graph, dropout on (Ballesteros et al. as written)", min=0)
+    explore_every: int = setting(20, "exploration's actions drawn ahead by the numpy engine (no dropout), from "
+                                 "weights read every N updates: faster epochs, as good epoch for epoch on dev "
+                                 "(BENCHMARKS.md); 0 = drawn from each step's scores in the training graph, dropout "
+                                 "on (Ballesteros et al. as written)", min=0)
     tag_weight: float = setting(1.0, "weight of the tagger's loss (UPOS and XPOS, summed over words) beside the "
                                 "parser's (summed over transitions)", min=0)
     gold_tags: float = setting(1.0, "share of training sentences whose parser reads the gold UPOS; the others read "
