@@ -11,7 +11,7 @@ from datetime import date
 from pathlib import Path
 
 from parsers.api import Parser
-from parsers.conllu_io import read_conllu
+from parsers.conllu_io import Sentence, read_conllu
 from parsers.evaluate import evaluate
 from parsers.experiment import test_scores
 from stackparse.config import write_json
@@ -48,7 +48,7 @@ def udpipe_scores(model_path: Path, test_path: Path) -> dict:
     """UDPipe 1 (`ufal.udpipe`, the optional extra `udpipe`) parsing a gold treebank's words on their
     gold UPOS, as our parser does in `test_scores`: its parser alone, the file read and written outside
     the timed part. Accuracy and speed; CPU seconds too, which a busy machine inflates less than wall
-    seconds."""
+    seconds. Then, untimed, its own tagger's tags and the parses on them (`test_*_predicted_tags`)."""
     try:
         from ufal import udpipe
     except ImportError:
@@ -56,26 +56,40 @@ def udpipe_scores(model_path: Path, test_path: Path) -> dict:
     model = udpipe.Model.load(str(model_path))
     if model is None:
         raise UserError(f"{model_path}: not a UDPipe 1 model")
-    reader, error = udpipe.InputFormat.newConlluInputFormat(), udpipe.ProcessingError()
-    reader.setText(Path(test_path).read_text(encoding="utf-8"))
-    sentences, sentence = [], udpipe.Sentence()
-    while reader.nextSentence(sentence, error):
-        sentences.append(sentence)
-        sentence = udpipe.Sentence()
+    gold, _ = read_conllu(test_path)
+    sentences = _udpipe_sentences(udpipe, test_path)
     start, cpu = time.perf_counter(), time.process_time()
     for sentence in sentences:
         model.parse(sentence, udpipe.Model.DEFAULT)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    scores = evaluate(gold, _udpipe_parsed(udpipe, sentences))
+    tagged = _udpipe_sentences(udpipe, test_path)
+    for sentence in tagged:
+        model.tag(sentence, udpipe.Model.DEFAULT)
+        model.parse(sentence, udpipe.Model.DEFAULT)
+    own = evaluate(gold, _udpipe_parsed(udpipe, tagged))
+    return {"model": str(model_path), "test_uas": scores.uas, "test_las": scores.las, "parse_seconds": seconds,
+            "parse_words_per_s": scores.words / seconds, "parse_cpu_seconds": cpu,
+            "parse_words_per_cpu_s": scores.words / cpu, "test_upos": own.upos, "test_xpos": own.xpos,
+            "test_las_predicted_tags": own.las, "test_uas_predicted_tags": own.uas}
+
+
+def _udpipe_sentences(udpipe, path: Path) -> list:
+    reader, error = udpipe.InputFormat.newConlluInputFormat(), udpipe.ProcessingError()
+    reader.setText(Path(path).read_text(encoding="utf-8"))
+    sentences, sentence = [], udpipe.Sentence()
+    while reader.nextSentence(sentence, error):
+        sentences.append(sentence)
+        sentence = udpipe.Sentence()
+    return sentences
+
+
+def _udpipe_parsed(udpipe, sentences: list) -> list[Sentence]:
     writer = udpipe.OutputFormat.newConlluOutputFormat()
     with tempfile.TemporaryDirectory() as tmp:         # read_conllu reads files
         parsed_path = Path(tmp) / "udpipe1.conllu"
         parsed_path.write_text("".join(writer.writeSentence(s) for s in sentences), encoding="utf-8")
-        parsed, _ = read_conllu(parsed_path)
-    gold, _ = read_conllu(test_path)
-    scores = evaluate(gold, parsed)
-    return {"model": str(model_path), "test_uas": scores.uas, "test_las": scores.las, "parse_seconds": seconds,
-            "parse_words_per_s": scores.words / seconds, "parse_cpu_seconds": cpu,
-            "parse_words_per_cpu_s": scores.words / cpu}
+        return read_conllu(parsed_path)[0]
 
 
 def markdown(r: dict) -> str:
@@ -93,4 +107,6 @@ def markdown(r: dict) -> str:
         + ("" if "udpipe1" not in r else
            f"UDPipe 1 in the same run: {r['udpipe1']['parse_words_per_s']:.0f} words/s "
            f"({r['udpipe1']['parse_words_per_cpu_s']:.0f} words per CPU second), test LAS "
-           f"{r['udpipe1']['test_las']:.2f}, UAS {r['udpipe1']['test_uas']:.2f}.\n"))
+           f"{r['udpipe1']['test_las']:.2f}, UAS {r['udpipe1']['test_uas']:.2f}; on its own tags UPOS "
+           f"{r['udpipe1']['test_upos']:.2f}, LAS {r['udpipe1']['test_las_predicted_tags']:.2f}, UAS "
+           f"{r['udpipe1']['test_uas_predicted_tags']:.2f}.\n"))
