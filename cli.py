@@ -524,33 +524,11 @@ def parse(model_dir, input_file, input_format, out, beam, engine, predict_tags, 
     byte-order mark and CRLF line ends are dropped; a line may be of any length.
     """
     from parsers.api import Parser
-    parser = Parser.load(model_dir)
-    if input_format == "tokens":
-        stats = _parse_tokens(parser, input_file, out, progress=not quiet, beam=beam, engine=engine)
-    else:
-        stats = parser.parse_file(input_file, out, progress=not quiet, beam=beam, engine=engine,
-                                  predict_tags=predict_tags)
+    stats = Parser.load(model_dir).parse_file(input_file, out, progress=not quiet, beam=beam, engine=engine,
+                                              predict_tags=predict_tags, input_format=input_format)
     click.echo(f"parsed {stats['sentences']} sentences, {stats['words']} words in {stats['seconds']:.1f} s "
                f"({stats['words_per_s']:.0f} words/s) -> {'standard output' if str(out) == '-' else out}",
                err=True)
-
-
-def _parse_tokens(parser, input_file: Path, out: Path, progress: bool, beam: int, engine: str = "numpy") -> dict:
-    """`Parser.parse_file` for pre-tokenized text (`parsers.text_io`), with the same figures; the text
-    has no tags, so the tagger's UPOS and XPOS are written too (UD requires a UPOS)."""
-    from parsers.conllu_io import write_conllu
-    from parsers.text_io import read_tokens
-    from stackparse.errors import UserError
-    if not out.parent.is_dir():
-        raise UserError(f"{out}: cannot write, no such directory {out.parent}")
-    sentences = read_tokens(input_file)
-    start = time.perf_counter()
-    parsed = parser.parse(sentences, progress=progress, beam=beam, engine=engine)
-    seconds = time.perf_counter() - start
-    write_conllu(out, sentences, [s.heads for s in parsed], [s.deprels for s in parsed], [s.upos for s in parsed],
-                 [[w.xpos for w in s.words] for s in parsed])
-    words = sum(len(s.words) for s in sentences)
-    return {"sentences": len(sentences), "words": words, "seconds": seconds, "words_per_s": words / seconds}
 
 
 @main.command("test-parser")

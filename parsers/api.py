@@ -22,6 +22,7 @@ from parsers.experiment import PARSER_TRAINING, ParserExperiment, ParserSettings
 from parsers.inference import NumpyParser, decode
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
 from parsers.decoding import with_tree
+from parsers.text_io import read_tokens
 from parsers.training import build_parser, save_parser
 from parsers.transitions import get_system
 from parsers.vocab import Vocab
@@ -83,9 +84,11 @@ class Parser:
         return [with_tree(s, p) for s, p in zip(sentences, parsed)]
 
     def parse_file(self, input_path: str | Path, output_path: str | Path, progress: bool = False,
-                   beam: int = 1, engine: str = "numpy", predict_tags: bool = False) -> dict:
-        """Parse a CoNLL-U file; only HEAD and DEPREL change in the output, and UPOS and XPOS of the
-        sentences the tagger tagged (see `parse`). Returns timing figures.
+                   beam: int = 1, engine: str = "numpy", predict_tags: bool = False,
+                   input_format: str = "conllu") -> dict:
+        """Parse a CoNLL-U file (or, `input_format` "tokens", one sentence of tokens per line:
+        `parsers.text_io`); only HEAD and DEPREL change in the output, and UPOS and XPOS of the
+        sentences the tagger tagged (see `parse`; text has no tags: all). Returns timing figures.
 
         Only what parsing reads is checked (IDs, ten columns, FORM and UPOS): HEAD, DEPREL and DEPS
         may hold anything, `_` say, as a tagger's output does. A missing output directory is refused
@@ -93,7 +96,10 @@ class Parser:
         """
         if not Path(output_path).parent.is_dir():
             raise UserError(f"{output_path}: cannot write, no such directory {Path(output_path).parent}")
-        sentences, _ = read_conllu(input_path, require_trees=False)
+        if input_format == "tokens":
+            sentences = read_tokens(input_path)
+        else:
+            sentences, _ = read_conllu(input_path, require_trees=False)
         start = time.perf_counter()
         parsed = self.parse(sentences, progress=progress, beam=beam, engine=engine, predict_tags=predict_tags)
         seconds = time.perf_counter() - start
