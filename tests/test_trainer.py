@@ -49,7 +49,7 @@ def test_learning_rate_halves_when_validation_stops_improving(tmp_path, parity):
     assert any(e["lr"] < 50.0 for e in entries)
 
 
-@pytest.mark.parametrize("optimizer", [dict(), dict(optimizer="adam", lr=0.01)])       # every optimizer: SGD, Adam
+@pytest.mark.parametrize("optimizer", [dict(), dict(optimizer="adam", lr=0.01, optimizer_state="epoch")])
 @pytest.mark.parametrize("average", [dict(), dict(average=0.9, average_every=2)])
 def test_interrupted_then_resumed_run_equals_the_uninterrupted_one(tmp_path, parity, average, optimizer):
     average = {**average, **optimizer}
@@ -68,6 +68,29 @@ def test_interrupted_then_resumed_run_equals_the_uninterrupted_one(tmp_path, par
     keys = ("epoch", "lr", "train_loss", "val_entropy", "val_accuracy", "best")
     assert [[e[k] for k in keys] for e in a] == [[e[k] for k in keys] for e in b]
     assert (tmp_path / "a" / "best" / "params").read_bytes() == (tmp_path / "b" / "best" / "params").read_bytes()
+
+
+def test_adam_keeps_its_moments_through_the_run_unless_asked_to_restart_them(tmp_path, parity):
+    # "run" and "epoch" agree on the first epoch (same fresh optimizer) and part at the second, where only
+    # "epoch" starts Adam's moments afresh.
+    entries = {}
+    for state in ("run", "epoch"):
+        train = TrainConfig(epochs=2, batch_size=4, bptt=3, seed=7, optimizer="adam", lr=0.01, optimizer_state=state)
+        Trainer(train, builder(parity, train), progress=False).fit(tmp_path / state)
+        entries[state] = [e["train_loss"] for e in log(tmp_path / state)]
+    assert entries["run"][0] == entries["epoch"][0]
+    assert entries["run"][1] != entries["epoch"][1]
+
+
+def test_a_resumed_adam_run_says_its_moments_start_afresh(tmp_path, parity):
+    first = TrainConfig(epochs=1, batch_size=4, bptt=3, seed=7, optimizer="adam", lr=0.01)
+    Trainer(first, builder(parity, first), progress=False).fit(tmp_path)
+    full = TrainConfig(epochs=2, batch_size=4, bptt=3, seed=7, optimizer="adam", lr=0.01)
+    state_file = tmp_path / "run-1" / "checkpoint" / "run_state.json"
+    state_file.write_text(json.dumps({**json.loads(state_file.read_text()), "finished": False}))
+    with pytest.warns(UserWarning, match="moment estimates started afresh"):
+        Trainer(full, builder(parity, full), progress=False).fit(tmp_path, resume=True)
+    assert [e["epoch"] for e in log(tmp_path)] == [1, 2]
 
 
 def test_restarts_keep_the_best_run(tmp_path, parity):

@@ -39,6 +39,18 @@ from stackparse.encoders.base import Encoder, EncoderConfig
 from stackparse.memories.grefenstette import NeuralDeque, NeuralQueue, NeuralStack, Signals
 
 
+
+def learned_h0(pc: dy.ParameterCollection, hidden: int, layers: int) -> list[dy.Parameters]:
+    """A learned initial hidden state h_0, one (hidden,) vector per layer of an LSTM (§3.4); the cells start at zero.
+    The controllers here and the deep LSTM baseline (`stackparse.models.neural_stack.DeepLSTM`) share it."""
+    return [pc.add_parameters((hidden,), name=f"h0{i}") for i in range(layers)]
+
+
+def h0_state(h0: list[dy.Parameters], hidden: int) -> list[dy.Expression]:
+    """The state vectors that start a DyNet LSTM at `h0` (`learned_h0`): [c_1..c_L = 0, h_1..h_L], broadcast over
+    any batch."""
+    return [dy.zeros((hidden,)) for _ in h0] + [h.expr(True) for h in h0]
+
 @dataclass(frozen=True)
 class NeuralMemoryConfig(EncoderConfig):
     memory_size: int = setting(help="dimension of the values pushed (neural-stack, -queue, -deque)", min=1)
@@ -83,7 +95,7 @@ class _NeuralMemoryEncoder(Encoder):
         # Per end, a constant added to the push's pre-activation: the deque's bottom end (module docstring).
         self.push_offsets = (0.0, getattr(c, "bottom_push_offset", 0.0))[:ends]
         # Last, so that the other parameters' initial values do not depend on the setting (DyNet draws in order).
-        self.h0 = [self.pc.add_parameters((h,), name=f"h0{i}") for i in range(c.layers)] if c.learned_h0 else []
+        self.h0 = learned_h0(self.pc, h, c.layers) if c.learned_h0 else []
 
     def start(self, batch_size: int, tensors: list[dy.Expression] | None = None) -> ControllerState:
         """The initial LSTM state (zero cells; h_0 zero or learned) and an empty memory, all broadcast over any
@@ -104,10 +116,7 @@ class _NeuralMemoryEncoder(Encoder):
     def _initial_lstm(self) -> dy.RNNState:
         """The LSTM before any input: zero cells, and h_0 zero or learned (one (h,) vector per layer, broadcast
         over the batch)."""
-        if not self.h0:
-            return self.lstm.initial_state()
-        cells = [dy.zeros((self.spec.hidden_dim,)) for _ in self.h0]
-        return self.lstm.initial_state(vecs=cells + [h.expr(True) for h in self.h0])      # [c_1..c_L, h_1..h_L]
+        return self.lstm.initial_state(vecs=h0_state(self.h0, self.spec.hidden_dim)) if self.h0 else self.lstm.initial_state()
 
     def step(self, state: ControllerState, x: dy.Expression) -> ControllerState:
         """Read one input: the LSTM step on x_t ; r_{t-1}, the signals, o_t and the memory update.

@@ -29,7 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import dynet as dy
 
 from stackparse.config import setting
 from stackparse.encoders.grefenstette import (
@@ -38,6 +37,8 @@ from stackparse.encoders.grefenstette import (
     NeuralMemoryConfig,
     NeuralQueueEncoder,
     NeuralStackEncoder,
+    h0_state,
+    learned_h0,
 )
 from stackparse.models.base import EmbeddingConfig, EncoderModel, model_settings, register
 from stackparse.models.recurrent import LSTM
@@ -75,13 +76,12 @@ class DeepLSTM(LSTM):
     def __init__(self, pc, config: DeepLSTMConfig, n_inputs, n_outputs):
         super().__init__(pc, config, n_inputs, n_outputs)
         self.add_embedding()            # after the builder: DyNet draws initial values in creation order
-        self.h0 = [self.pc.add_parameters((config.hidden,), name=f"h0{i}") for i in range(config.layers)] \
-            if config.learned_h0 else []
+        self.h0 = learned_h0(self.pc, config.hidden, config.layers) if config.learned_h0 else []
 
     def initial_state(self, batch_size, tensors=None):
         """The learned h_0 of each layer and zero cells (broadcast over the batch), unless `tensors` restore a state."""
         if tensors is None and self.h0:
-            tensors = [dy.zeros((self.config.hidden,)) for _ in self.h0] + [h.expr(True) for h in self.h0]
+            tensors = h0_state(self.h0, self.config.hidden)
         return super().initial_state(batch_size, tensors)
 
 

@@ -6,11 +6,15 @@ random restarts that keep the best run on validation, an atomic checkpoint after
 `resume`, a JSON-lines log, progress (a bar on a terminal, else a line every 30 seconds, with the
 time the run may still take), and the `Hook`s its builder registers (schemes acting on the weights or
 the learning rate around each update: the NSPDA's noises). Every epoch re-seeds DyNet and numpy from
-(seed, restart, epoch) and starts from a fresh optimizer, so a run resumed after epoch k computes
-exactly what the uninterrupted run does. For Adam and RMSProp this means their moment estimates restart at
-every epoch: DyNet's Python API can neither read nor write them, so they cannot go into a checkpoint, and an
-Adam of our own over numpy arrays is far slower, since DyNet copies arrays to numpy element by
-element (measured: BENCHMARKS.md, issue 17).
+(seed, restart, epoch), so that a resumed run repeats the uninterrupted one. One state cannot go into a
+checkpoint: Adam's and RMSProp's moment estimates (DyNet's Python API can neither read nor write them, and an
+Adam of our own over numpy arrays is far slower, since DyNet copies arrays to numpy element by element:
+BENCHMARKS.md, issue 17). `optimizer_state` chooses what gives way:
+- "run" (the default): one optimizer for the whole run, as the papers train (Grefenstette et al.'s RMSProp
+  runs uninterrupted); a resumed Adam or RMSProp run starts its moments afresh at the resumed epoch, so it
+  is close to the uninterrupted run, not equal (SGD has no such state: equal);
+- "epoch": a fresh optimizer at every epoch, so the checkpoint, taken between epochs, holds all the state
+  and a resumed run is exactly the uninterrupted one, for every optimizer.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import math
 import shutil
 import sys
 import time
+import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +75,10 @@ class TrainConfig:
                                "train_accuracy, which the sequence objective then measures) reaches "
                                "stop_at; '' = never")
     stop_at: float = setting(1.0, "the value of stop_metric that stops a run")
+    optimizer_state: str = setting("run", "run: one optimizer for the whole run (Adam's and RMSProp's moments "
+                                   "restart only when a run is resumed); epoch: a fresh optimizer every "
+                                   "epoch, so that --resume is exact for Adam and RMSProp too",
+                                   choices=("run", "epoch"))
 
     def validate(self) -> None:
         check(self)
@@ -230,6 +239,11 @@ class Trainer:
         if checkpoint is not None and average is not None:
             average.load(checkpoint / "average.npz")
         hooks = self.hooks(objective) if self.hooks else ()
+        if checkpoint is not None and cfg.optimizer_state == "run" and cfg.optimizer != "sgd" and not state.finished:
+            warnings.warn(f"{run_dir}: resuming at epoch {state.epoch + 1} with {cfg.optimizer}'s moment estimates "
+                  "started afresh (a checkpoint cannot hold them): close to the uninterrupted run, not equal; "
+                  "--optimizer-state epoch makes resumed runs exact")
+        self._optimizer = None
         while not state.finished and state.epoch < cfg.epochs:
             metrics = self._epoch(objective, average, state, seed, hooks)
             self._after_epoch(objective, average, state, metrics, run_dir, out)
@@ -245,8 +259,11 @@ class Trainer:
         rng = np.random.default_rng([seed, state.restart, state.epoch])
         dy.reset_random_seed(epoch_seed(seed, state.restart, state.epoch))
         lr = cfg.lr / (1 + cfg.lr_decay * state.epoch) if cfg.lr_schedule == "inverse" else state.lr
-        optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), lr)
-        optimizer.set_clip_threshold(cfg.clip)    # DyNet: a threshold of 0 turns clipping off
+        optimizer = self._optimizer
+        if optimizer is None or cfg.optimizer_state == "epoch":
+            optimizer = self._optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), lr)
+            optimizer.set_clip_threshold(cfg.clip)    # DyNet: a threshold of 0 turns clipping off
+        optimizer.learning_rate = lr
         batches = objective.batches(state.epoch, rng)
         start = time.perf_counter()
         desc = f"run {state.restart} epoch {state.epoch + 1}/{cfg.epochs}"
