@@ -23,6 +23,12 @@ Choices the paper leaves open, and why:
   (`learned_h0`, one vector per layer, the cells zero): §3.4 states it for the memory-enhanced LSTMs, and the
   benchmark differs from them only by its memory; false gives the zero state of Sutskever et al.
 - The pop bias (`pop_bias`): see `stackparse.encoders.grefenstette`.
+- The deep LSTM's layers each read the layer below only, as in [1] (Sutskever et al.). Appendix D's Table 2 hints at
+  another network: its 4- and 8-layer counts (2.1e6, 4.5e6 at 256 units; 1.7e7 for 8 layers at 512) are those of
+  LSTMs whose every layer also reads the 64-dimensional input (a layer above the first: 4h(h + 64) + 4h h + 4h
+  weights), and none of the six deep rows is the count of plain stacked layers (8.5e5, 1.9e6, 4.0e6 at 256), even
+  before any embedding or softmax. The text names [1], so the stacked network stays; an input to every layer is
+  not built yet.
 """
 from __future__ import annotations
 
