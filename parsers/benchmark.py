@@ -48,7 +48,11 @@ def udpipe_scores(model_path: Path, test_path: Path) -> dict:
     """UDPipe 1 (`ufal.udpipe`, the optional extra `udpipe`) parsing a gold treebank's words on their
     gold UPOS, as our parser does in `test_scores`: its parser alone, the file read and written outside
     the timed part. Accuracy and speed; CPU seconds too, which a busy machine inflates less than wall
-    seconds. Then, untimed, its own tagger's tags and the parses on them (`test_*_predicted_tags`)."""
+    seconds. Then, untimed, its own tagger's tags and the parses on them (`test_*_predicted_tags`).
+
+    On gold UPOS, the other columns the parser reads (lemma, XPOS, features) are its own tagger's, as in its
+    training: UDPipe trains its parser on the tags its tagger predicts, and a tagger trained without lemmas
+    or features leaves them empty, so the treebank's gold lemmas and features would be input it never saw."""
     try:
         from ufal import udpipe
     except ImportError:
@@ -58,6 +62,10 @@ def udpipe_scores(model_path: Path, test_path: Path) -> dict:
         raise UserError(f"{model_path}: not a UDPipe 1 model")
     gold, _ = read_conllu(test_path)
     sentences = _udpipe_sentences(udpipe, test_path)
+    for sentence, sent in zip(sentences, gold):        # its own lemmas, XPOS and features, the gold UPOS (untimed)
+        model.tag(sentence, udpipe.Model.DEFAULT)
+        for k, upos in enumerate(sent.upos, 1):
+            sentence.words[k].upostag = upos          # indexed: iterating SWIG's vector yields copies
     start, cpu = time.perf_counter(), time.process_time()
     for sentence in sentences:
         model.parse(sentence, udpipe.Model.DEFAULT)

@@ -70,7 +70,8 @@ class ParserModelConfig:
     context_layers: int = setting(1, "BiLSTM layers over the sentence, 0 = Dyer et al. exactly", min=0)
     context_dim: int = setting(50, "units per direction of the sentence BiLSTM (stack items are twice as "
                                "wide)", **POSITIVE)
-    lstm_dim: int = setting(200, "stack-LSTM units", **POSITIVE)
+    lstm_dim: int = setting(100, "stack-LSTM units (Dyer et al.: 100; measured against 200 on dev: BENCHMARKS.md)",
+                            **POSITIVE)
     lstm_layers: int = setting(2, "stack-LSTM layers", **POSITIVE)
     action_dim: int = setting(20, "action embedding dimension", **POSITIVE)
     rel_dim: int = setting(20, "relation embedding dimension", **POSITIVE)
