@@ -62,20 +62,19 @@ def udpipe_scores(model_path: Path, test_path: Path) -> dict:
         raise UserError(f"{model_path}: not a UDPipe 1 model")
     gold, _ = read_conllu(test_path)
     sentences = _udpipe_sentences(udpipe, test_path)
-    for sentence, sent in zip(sentences, gold):        # its own lemmas, XPOS and features, the gold UPOS (untimed)
+    for sentence in sentences:                         # its own lemmas, XPOS, features and UPOS (untimed)
         model.tag(sentence, udpipe.Model.DEFAULT)
-        for k, upos in enumerate(sent.upos, 1):
-            sentence.words[k].upostag = upos          # indexed: iterating SWIG's vector yields copies
+    predicted = [[sentence.words[k].upostag for k in range(1, len(sentence.words))] for sentence in sentences]
+    _set_upos(sentences, [sent.upos for sent in gold])
     start, cpu = time.perf_counter(), time.process_time()
     for sentence in sentences:
         model.parse(sentence, udpipe.Model.DEFAULT)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     scores = evaluate(gold, _udpipe_parsed(udpipe, sentences))
-    tagged = _udpipe_sentences(udpipe, test_path)
-    for sentence in tagged:
-        model.tag(sentence, udpipe.Model.DEFAULT)
+    _set_upos(sentences, predicted)
+    for sentence in sentences:
         model.parse(sentence, udpipe.Model.DEFAULT)
-    own = evaluate(gold, _udpipe_parsed(udpipe, tagged))
+    own = evaluate(gold, _udpipe_parsed(udpipe, sentences))
     return {"model": str(model_path), "test_uas": scores.uas, "test_las": scores.las, "parse_seconds": seconds,
             "parse_words_per_s": scores.words / seconds, "parse_cpu_seconds": cpu,
             "parse_words_per_cpu_s": scores.words / cpu, "test_upos": own.upos, "test_xpos": own.xpos,
@@ -90,6 +89,12 @@ def _udpipe_sentences(udpipe, path: Path) -> list:
         sentences.append(sentence)
         sentence = udpipe.Sentence()
     return sentences
+
+
+def _set_upos(sentences: list, upos: list[list[str]]) -> None:
+    for sentence, tags in zip(sentences, upos):
+        for k, tag in enumerate(tags, 1):
+            sentence.words[k].upostag = tag             # indexed: iterating SWIG's vector yields copies
 
 
 def _udpipe_parsed(udpipe, sentences: list) -> list[Sentence]:

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from parsers.api import Parser  # noqa: E402  (after the path: the script runs from a checkout)
 from parsers.conllu_io import read_conllu  # noqa: E402
-from parsers.inference import F32, NumpyParser, lstm_cell, parse_greedy  # noqa: E402
+from parsers.inference import F32, NumpyParser, _Nodes, parse_greedy  # noqa: E402
 
 
 def counted(nodes, calls: list) -> None:
@@ -43,18 +43,16 @@ def seconds_per_call(f, least: float = 0.3) -> float:
     return (time.perf_counter() - start) / n
 
 
-def push_seconds(layers, rows: int) -> float:
-    """One push of `rows` rows through `layers` ((W_x^T, W_h^T, b) each): products and cells, nothing else."""
-    rng = np.random.default_rng(0)
-    h = [rng.standard_normal((rows, wh.shape[0])).astype(F32) for _, wh, _ in layers]
-    x0 = rng.standard_normal((rows, layers[0][1].shape[1])).astype(F32)
+def push_seconds(nodes, rows: int) -> float:
+    """One push of `rows` rows by the engine's own `_Nodes.push` (its products, cells, gathers and stores), on
+    a fresh copy of the stack-LSTM `nodes`."""
+    fresh = _Nodes(nodes.layers, np.zeros(nodes.layers[0][0].shape[0], F32))
+    x0 = np.random.default_rng(0).standard_normal((rows, nodes.layers[0][1].shape[1])).astype(F32)
+    parents = np.ones(rows, dtype=np.intp)
 
     def push():
-        x = None
-        for layer, (wx, wh, b) in enumerate(layers):
-            gates = h[layer] @ wh
-            gates += x0 if layer == 0 else x @ wx + b
-            x, _ = lstm_cell(gates, h[layer])
+        fresh.reset()
+        fresh.push(x0, parents)
     return seconds_per_call(push)
 
 
@@ -74,14 +72,15 @@ def main() -> None:
     parse_greedy(engine, sentences)
     engine_seconds = time.process_time() - start
 
-    layers = engine.stack.layers
+    nodes = engine.stack                # the buffer's and the actions' stack-LSTMs have its sizes
+    layers = nodes.layers
     hidden, n_layers = layers[0][1].shape[0], len(layers)
     macs_per_row = sum(wh.size + (wx.size if k else 0) for k, (wx, wh, _) in enumerate(layers))
     rows_total = sum(sum(c) for c in calls.values())
     # every push of the parse, timed at its own batch size (sizes rounded to powers of two, timed once each)
     sizes = np.concatenate([np.array(c) for c in calls.values()])
     buckets = 2 ** np.round(np.log2(sizes)).astype(int)
-    arithmetic = sum(count * push_seconds(layers, int(size)) * sizes[buckets == size].mean() / size
+    arithmetic = sum(count * push_seconds(nodes, int(size)) * sizes[buckets == size].mean() / size
                      for size, count in zip(*np.unique(buckets, return_counts=True)))
     a, w = np.ones((128, hidden), F32), np.ones((hidden, 4 * hidden), F32)
     gmacs = a.size * w.shape[1] / seconds_per_call(lambda: a @ w) / 1e9
@@ -95,7 +94,7 @@ def main() -> None:
     print(f"multiply-adds per word in the pushes: {rows_total * macs_per_row / words / 1e6:.2f} million")
     print(f"this core: float32 matrix product ({128}x{hidden} by {hidden}x{4 * hidden}) {gmacs:.1f} GMAC/s; "
           f"numpy float32 exp {exp_ns:.2f} ns per element")
-    print(f"the pushes' arithmetic alone: {arithmetic / words * 1e6:.1f} us per word -> at most "
+    print(f"the pushes alone: {arithmetic / words * 1e6:.1f} us per word -> at most "
           f"{words / arithmetic:,.0f} words/s")
     print(f"the engine, whole parse (CPU time): {engine_seconds / words * 1e6:.1f} us per word -> "
           f"{words / engine_seconds:,.0f} words/s")

@@ -39,7 +39,6 @@ from stackparse.encoders.base import Encoder, EncoderConfig
 from stackparse.memories.grefenstette import NeuralDeque, NeuralQueue, NeuralStack, Signals
 
 
-
 def learned_h0(pc: dy.ParameterCollection, hidden: int, layers: int) -> list[dy.Parameters]:
     """A learned initial hidden state h_0, one (hidden,) vector per layer of an LSTM (§3.4); the cells start at zero.
     The controllers here and the deep LSTM baseline (`stackparse.models.neural_stack.DeepLSTM`) share it."""
@@ -50,6 +49,7 @@ def h0_state(h0: list[dy.Parameters], hidden: int) -> list[dy.Expression]:
     """The state vectors that start a DyNet LSTM at `h0` (`learned_h0`): [c_1..c_L = 0, h_1..h_L], broadcast over
     any batch."""
     return [dy.zeros((hidden,)) for _ in h0] + [h.expr(True) for h in h0]
+
 
 @dataclass(frozen=True)
 class NeuralMemoryConfig(EncoderConfig):
@@ -116,7 +116,9 @@ class _NeuralMemoryEncoder(Encoder):
     def _initial_lstm(self) -> dy.RNNState:
         """The LSTM before any input: zero cells, and h_0 zero or learned (one (h,) vector per layer, broadcast
         over the batch)."""
-        return self.lstm.initial_state(vecs=h0_state(self.h0, self.spec.hidden_dim)) if self.h0 else self.lstm.initial_state()
+        if not self.h0:
+            return self.lstm.initial_state()
+        return self.lstm.initial_state(vecs=h0_state(self.h0, self.spec.hidden_dim))
 
     def step(self, state: ControllerState, x: dy.Expression) -> ControllerState:
         """Read one input: the LSTM step on x_t ; r_{t-1}, the signals, o_t and the memory update.

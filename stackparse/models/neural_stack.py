@@ -35,7 +35,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-
 from stackparse.config import setting
 from stackparse.encoders.grefenstette import (
     NeuralDequeEncoder,

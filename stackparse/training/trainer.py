@@ -241,11 +241,14 @@ class Trainer:
         hooks = self.hooks(objective) if self.hooks else ()
         if checkpoint is not None and cfg.optimizer_state == "run" and cfg.optimizer != "sgd" and not state.finished:
             warnings.warn(f"{run_dir}: resuming at epoch {state.epoch + 1} with {cfg.optimizer}'s moment estimates "
-                  "started afresh (a checkpoint cannot hold them): close to the uninterrupted run, not equal; "
-                  "--optimizer-state epoch makes resumed runs exact")
-        self._optimizer = None
+                          "started afresh (a checkpoint cannot hold them): close to the uninterrupted run, not "
+                          "equal; --optimizer-state epoch makes resumed runs exact")
+        optimizer = None
         while not state.finished and state.epoch < cfg.epochs:
-            metrics = self._epoch(objective, average, state, seed, hooks)
+            if optimizer is None or cfg.optimizer_state == "epoch":
+                optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), cfg.lr)
+                optimizer.set_clip_threshold(cfg.clip)    # DyNet: a threshold of 0 turns clipping off
+            metrics = self._epoch(objective, optimizer, average, state, seed, hooks)
             self._after_epoch(objective, average, state, metrics, run_dir, out)
         if existing_dir(run_dir / "best") is None:      # no epoch ran (resumed a finished run)
             raise UserError(f"{run_dir}: no trained model found to resume from")
@@ -253,16 +256,12 @@ class Trainer:
         return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best", objective.maximize,
                            objective)
 
-    def _epoch(self, objective, average: ParameterAverage | None, state: RunState, seed: int,
+    def _epoch(self, objective, optimizer: dy.Trainer, average: ParameterAverage | None, state: RunState, seed: int,
                hooks: Sequence[Hook]) -> dict:
         cfg = self.config
         rng = np.random.default_rng([seed, state.restart, state.epoch])
         dy.reset_random_seed(epoch_seed(seed, state.restart, state.epoch))
         lr = cfg.lr / (1 + cfg.lr_decay * state.epoch) if cfg.lr_schedule == "inverse" else state.lr
-        optimizer = self._optimizer
-        if optimizer is None or cfg.optimizer_state == "epoch":
-            optimizer = self._optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), lr)
-            optimizer.set_clip_threshold(cfg.clip)    # DyNet: a threshold of 0 turns clipping off
         optimizer.learning_rate = lr
         batches = objective.batches(state.epoch, rng)
         start = time.perf_counter()
