@@ -49,6 +49,9 @@ Chooser = Callable[[int, Configuration, list, "np.ndarray | None"], int]
 action is legal) -> the action to take; for tests that follow or record a derivation."""
 
 F32 = np.float32
+_quiet = np.errstate(over="ignore")
+"""The engine's entry points run under this: `lstm_cell`'s exponentials overflow to inf by design (set
+once per call rather than at every cell, where it cost more than the cell's arithmetic on small batches)."""
 
 
 # ---- LSTMs ------------------------------------------------------------------------------------
@@ -68,10 +71,10 @@ def lstm_cell(z: np.ndarray, c_prev: np.ndarray) -> tuple[np.ndarray, np.ndarray
     = [-a_i; -a_f - 1; -a_o; -2 a_g] (`lstm_layers`).
 
     With s(x) = 1 / (1 + e^-x): sigmoid(a) = s(a) and tanh(a) = 2 s(2a) - 1, so that one exp over
-    all four gates does what three sigmoids and a tanh would (numpy's exp is much faster than its tanh)."""
+    all four gates does what three sigmoids and a tanh would (numpy's exp is much faster than its tanh).
+    Its exponentials overflow to inf by design: the engine runs it under `_quiet`."""
     hidden = c_prev.shape[1]
-    with np.errstate(over="ignore"):                     # e^z = inf gives s = 0, as it should
-        np.exp(z, out=z)
+    np.exp(z, out=z)                                     # e^z = inf gives s = 0, as it should (`_quiet`)
     z += 1.0
     np.reciprocal(z, out=z)
     g = z[:, 3 * hidden:]
@@ -81,8 +84,7 @@ def lstm_cell(z: np.ndarray, c_prev: np.ndarray) -> tuple[np.ndarray, np.ndarray
     c = z[:, hidden:2 * hidden] * c_prev
     c += g
     h = c * -2.0
-    with np.errstate(over="ignore"):
-        np.exp(h, out=h)
+    np.exp(h, out=h)
     h += 1.0
     np.reciprocal(h, out=h)
     h *= 2.0
@@ -222,6 +224,7 @@ class NumpyParser:
             if model.vocab.xpos:
                 self.A_xpos, self.a_xpos = _t(model.A_xpos), _a(model.a_xpos)
         self._token_cache: dict[tuple, np.ndarray] = {}
+        self._mask_rows: dict[int, tuple[list[int], np.ndarray]] = {}
         self._item_maps(model)
         self.stack = _Nodes(lstm_layers(model.stack_lstm.lstm), _a(model.stack_lstm.guard))
         self.buffer = _Nodes(lstm_layers(model.buffer_lstm.lstm), _a(model.buffer_lstm.guard))
@@ -251,6 +254,7 @@ class NumpyParser:
         self.label_index = model.label_index
 
     # ---- the sentence encoder: tokens, the tagger, the sentence BiLSTM ------------------------
+    @_quiet
     def char_vectors(self, forms: Sequence[str]) -> np.ndarray:
         """The character BiLSTM vector of each form, (len(forms), 2 char_hidden); forms of one length
         run as one batch."""
@@ -289,6 +293,7 @@ class NumpyParser:
             cache.update(zip(new, xs))
         return np.array([cache[k] for k in keys], dtype=F32).reshape(len(keys), self.V.shape[1])
 
+    @_quiet
     def encode(self, sentences, predict: Sequence[bool]) -> tuple[np.ndarray, np.ndarray, list]:
         """The items v_0..v_n of every sentence, stacked (sum of n + 1, item dim); each sentence's
         first row; and the tags the tagger gave sentence i if `predict[i]` (UPOS, XPOS strings;
@@ -329,6 +334,7 @@ class NumpyParser:
         return items @ self.item_map + self.item_bias
 
     # ---- decoding -----------------------------------------------------------------------------
+    @_quiet
     def parse(self, sentences, predict_tags: bool = False, choose: Chooser | None = None) -> list[Parsed]:
         """Greedy decoding of `sentences` (one batch, in lockstep): as `StackLSTMParser.parse` with
         beam 1, each final configuration and the tags predicted (which sentences the tagger tags:
@@ -362,9 +368,10 @@ class NumpyParser:
             scored = [k for k, lg in enumerate(legal) if len(lg) > 1]
             scores = self._scores([active[k] for k in scored], state, items) if scored else None
             chosen = [lg[0] for lg in legal]
-            for j, k in enumerate(scored):
-                row, lg = scores[j], legal[k]
-                chosen[k] = lg[int(np.argmax(row[lg]))]
+            if scored:                                   # the best legal action of each, in one argmax
+                best = (scores + self._masks([legal[k] for k in scored])).argmax(axis=1)
+                for k, action in zip(scored, best.tolist()):
+                    chosen[k] = action
             if choose is not None:
                 where = dict(zip(scored, range(len(scored))))
                 chosen = [choose(i, configs[i], legal[k], scores[where[k]] if k in where else None)
@@ -372,6 +379,24 @@ class NumpyParser:
             self._advance(active, chosen, state, items)
             active = [i for i in active if not system.is_terminal(configs[i])]
         return [Parsed(config, *tagged) for config, tagged in zip(configs, tags)]
+
+    def _masks(self, legal: list[list[int]]) -> np.ndarray:
+        """(len(legal), n_actions): 0 at the legal actions of each list, -inf elsewhere.
+
+        A system hands out the same list for every configuration with the same valid moves
+        (`TransitionSystem.legal`), so the rows are kept by list; the list is kept beside its row,
+        so that an id is never read for another list's."""
+        rows, cache = [], self._mask_rows
+        for lg in legal:
+            kept = cache.get(id(lg))
+            if kept is None or kept[0] is not lg:
+                if len(cache) > 10_000:
+                    cache.clear()
+                row = np.full(len(self.system.actions), -np.inf, F32)
+                row[lg] = 0.0
+                kept = cache[id(lg)] = (lg, row)
+            rows.append(kept[1])
+        return np.array(rows)
 
     def _initial_buffers(self, items: _Items, rows: list[list[int]]) -> list[int]:
         """Words n..1 pushed on each sentence's empty buffer, all sentences at once; the top nodes."""

@@ -69,6 +69,10 @@ class OpKind(enum.Enum):
     ATTACH = "attach"
 
 
+_POP_STACK, _PUSH_STACK, _POP_BUFFER, _PUSH_BUFFER = (OpKind.POP_STACK, OpKind.PUSH_STACK, OpKind.POP_BUFFER,
+                                                    OpKind.PUSH_BUFFER)
+
+
 class Op(NamedTuple):
     """One primitive change: `word` is the word pushed or, for ATTACH, the head of `dep`."""
     kind: OpKind
@@ -77,9 +81,11 @@ class Op(NamedTuple):
     label: str | None = None
 
 
-@dataclass(frozen=True)
-class Configuration:
-    """A parser state; a value, never changed in place.
+_POP_STACK_OP, _POP_BUFFER_OP = Op(OpKind.POP_STACK), Op(OpKind.POP_BUFFER)   # the ops without arguments, made once
+
+
+class Configuration(NamedTuple):
+    """A parser state; a value, never changed in place (a named tuple: made at every move, so made cheaply).
 
     stack: word ids, the top s0 last; ROOT (0) is at the bottom until the end.
     buffer: word ids still to read, the front b0 first.
@@ -102,20 +108,19 @@ def perform(config: Configuration, ops: Sequence[Op]) -> Configuration:
     Returns:
         A new configuration.
     """
-    stack, buffer, heads, deprels = config.stack, config.buffer, config.heads, config.deprels
-    for op in ops:
-        match op.kind:
-            case OpKind.POP_STACK:
-                stack = stack[:-1]
-            case OpKind.PUSH_STACK:
-                stack = stack + (op.word,)
-            case OpKind.POP_BUFFER:
-                buffer = buffer[1:]
-            case OpKind.PUSH_BUFFER:
-                buffer = (op.word,) + buffer
-            case OpKind.ATTACH:
-                heads = heads[:op.dep] + (op.word,) + heads[op.dep + 1:]
-                deprels = deprels[:op.dep] + (op.label,) + deprels[op.dep + 1:]
+    stack, buffer, heads, deprels = config
+    for kind, word, dep, label in ops:            # identity tests: this runs at every move of every sentence
+        if kind is _POP_STACK:
+            stack = stack[:-1]
+        elif kind is _PUSH_STACK:
+            stack = stack + (word,)
+        elif kind is _POP_BUFFER:
+            buffer = buffer[1:]
+        elif kind is _PUSH_BUFFER:
+            buffer = (word,) + buffer
+        else:
+            heads = heads[:dep] + (word,) + heads[dep + 1:]
+            deprels = deprels[:dep] + (label,) + deprels[dep + 1:]
     return Configuration(stack, buffer, heads, deprels)
 
 
@@ -211,7 +216,7 @@ class Shift(Transition):
         return bool(config.buffer)
 
     def ops(self, config, label):
-        return [Op(OpKind.POP_BUFFER), Op(OpKind.PUSH_STACK, config.buffer[0])]
+        return [_POP_BUFFER_OP, Op(OpKind.PUSH_STACK, config.buffer[0])]
 
     def is_gold(self, config, gold):
         return True
@@ -230,7 +235,7 @@ class Swap(Transition):
 
     def ops(self, config, label):
         s1, s0 = config.stack[-2:]
-        return [Op(OpKind.POP_STACK), Op(OpKind.POP_STACK),
+        return [_POP_STACK_OP, _POP_STACK_OP,
                 Op(OpKind.PUSH_STACK, s0), Op(OpKind.PUSH_BUFFER, s1)]
 
     def is_gold(self, config, gold):
@@ -257,7 +262,7 @@ class HybridSwap(Transition):
 
     def ops(self, config, label):
         s0, b0 = config.stack[-1], config.buffer[0]
-        return [Op(OpKind.POP_STACK), Op(OpKind.POP_BUFFER), Op(OpKind.PUSH_BUFFER, s0), Op(OpKind.PUSH_BUFFER, b0)]
+        return [_POP_STACK_OP, _POP_BUFFER_OP, Op(OpKind.PUSH_BUFFER, s0), Op(OpKind.PUSH_BUFFER, b0)]
 
     def is_gold(self, config, gold):
         """The eager oracle: swap when b0 precedes s0 in the projective order, so that the words
@@ -278,7 +283,7 @@ class ArcTransition(Transition):
         """An arc between s1 and s0: both leave the stack, the head goes back on it (so that a
         neural stack pushes the head's new, composed representation). Arc-hybrid's LEFT overrides."""
         head, dependent = self.arc(config)
-        return [Op(OpKind.POP_STACK), Op(OpKind.POP_STACK),
+        return [_POP_STACK_OP, _POP_STACK_OP,
                 Op(OpKind.ATTACH, head, dependent, label), Op(OpKind.PUSH_STACK, head)]
 
     def is_gold(self, config, gold):
@@ -329,7 +334,7 @@ class HybridLeftArc(ArcTransition):
 
     def ops(self, config, label):
         head, dependent = self.arc(config)
-        return [Op(OpKind.POP_STACK), Op(OpKind.POP_BUFFER),
+        return [_POP_STACK_OP, _POP_BUFFER_OP,
                 Op(OpKind.ATTACH, head, dependent, label), Op(OpKind.PUSH_BUFFER, head)]
 
 
@@ -395,7 +400,9 @@ class TransitionSystem:
             self._ids[transition.name] = (list(range(first, first + len(other))),
                                           list(range(first + len(other), len(self.actions))))
         self._by_name = {transition.name: transition for transition in self.transitions}
+        self._moves = [(self._by_name[action.transition], action.label) for action in self.actions]
         self._index = {action.name: index for index, action in enumerate(self.actions)}
+        self._legal: dict[int, list[int]] = {}      # `legal`'s lists, by the valid moves and their arcs to ROOT
 
     def action_index(self, name: str) -> int:
         """The id of the action called `name` (e.g. "LEFT-nsubj").
@@ -414,11 +421,18 @@ class TransitionSystem:
         return not config.buffer and config.stack == (ROOT,)
 
     def legal(self, config: Configuration) -> list[int]:
-        """The ids of the actions that may be taken in `config`, in id order."""
-        legal: list[int] = []
-        for transition in self.transitions:
+        """The ids of the actions that may be taken in `config`, in id order.
+
+        The list is shared by all configurations with the same valid moves and the same arcs to ROOT
+        among them (it is asked for at every move of every sentence): read it, never change it."""
+        key = 0
+        for bit, transition in enumerate(self.transitions):
             if transition.is_valid(config):
-                legal += self._label_ids(transition, config)
+                key |= 1 << (2 * bit + (transition.labeled and transition.arc(config)[0] == ROOT))
+        legal = self._legal.get(key)
+        if legal is None:
+            legal = self._legal[key] = [a for transition in self.transitions if transition.is_valid(config)
+                                        for a in self._label_ids(transition, config)]
         return legal
 
     def is_legal(self, config: Configuration, action_id: int) -> bool:
@@ -438,8 +452,8 @@ class TransitionSystem:
 
         A model mirrors these on its own stack and buffer representations.
         """
-        action = self.actions[action_id]
-        return self._by_name[action.transition].ops(config, action.label)
+        transition, label = self._moves[action_id]
+        return transition.ops(config, label)
 
     def apply(self, config: Configuration, action_id: int) -> Configuration:
         """The configuration after action `action_id`.
