@@ -140,6 +140,7 @@ class _Nodes:
         self.h = [np.zeros((capacity, dim), F32) for _ in layers]
         self.c = [np.zeros((capacity, dim), F32) for _ in layers]
         self.guard_x = guard[None, :] @ layers[0][0] + layers[0][2]       # (1, 4H): its first-layer input
+        self.w_upper = [np.vstack([wx, wh]) for wx, wh, _ in layers[1:]]
         self.reset()
 
     def reset(self) -> None:
@@ -154,11 +155,11 @@ class _Nodes:
             self._grow(start + batch)
         x = None
         for layer, (wx, wh, b) in enumerate(self.layers):
-            gates = self.h[layer][parents] @ wh
             if layer == 0:
+                gates = self.h[0][parents] @ wh
                 gates += x0
-            else:
-                gates += x @ wx
+            else:                                # [x; h] times [W_x; W_h]: one product, not two and a sum
+                gates = np.concatenate([x, self.h[layer][parents]], axis=1) @ self.w_upper[layer - 1]
                 gates += b
             x, c = lstm_cell(gates, self.c[layer][parents])
             self.h[layer][start:start + batch] = x

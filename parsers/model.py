@@ -161,7 +161,11 @@ def draw(scores: np.ndarray, legal: list[int], alpha: float, rng: np.random.Gene
     """A legal action drawn with probability p(z)^alpha, renormalised (alpha = `explore_alpha`)."""
     logits = alpha * scores[legal]
     p = np.exp(logits - logits.max())
-    return legal[rng.choice(len(legal), p=p / p.sum())]
+    # rng.choice(len(legal), p=p / p.sum())'s own arithmetic, without its checks of p (most of its cost,
+    # at every explored move): the same draw from the same stream
+    cdf = np.cumsum((p / p.sum()).astype(np.float64))
+    cdf /= cdf[-1]
+    return legal[int(cdf.searchsorted(rng.random(), side="right"))]
 
 
 def best_tags(scores: np.ndarray, n: int) -> list[int]:
@@ -440,8 +444,10 @@ class StackLSTMParser:
                     correct = [action]
                 if i in scores:        # a forced move teaches nothing
                     log_p = dy.log_softmax(scores[i], restrict=legal[i])
-                    picked = [dy.pick(log_p, a) for a in correct]
-                    terms.append(-(dy.logsumexp(picked) if len(picked) > 1 else picked[0]))
+                    # log of the probability of all correct actions: one node for all of them (a zero-cost arc
+                    # that is not gold allows every label: dozens of them)
+                    terms.append(-(dy.logsumexp_dim(dy.select_rows(log_p, correct), d=0) if len(correct) > 1
+                                   else dy.pick(log_p, correct[0])))
                 parses[i] = self._advance(parses[i], action)
             active = [i for i in active if not system.is_terminal(parses[i].config)]
         loss = dy.esum(terms) if terms else dy.scalarInput(0.0)

@@ -298,3 +298,20 @@ def test_training_with_explorations_drawn_ahead_and_predicted_tags(tmp_path):
                               dataclasses.replace(TINY_TRAINING, epochs=2),
                               ParserTrainingConfig(explore_after=1, explore_every=2, gold_tags=0.5), progress=False)
     assert np.isfinite(metrics["train_loss"]) and metrics["dev_las"] > 0
+
+
+def test_draw_is_the_generators_own_choice():
+    """`draw` repeats `Generator.choice`'s arithmetic without its checks: the same action from the same
+    stream, so that exploration does not depend on which of the two draws."""
+    import numpy as np
+    from parsers.model import draw
+    g = np.random.default_rng(0)
+    for trial in range(300):
+        scores = (g.standard_normal(40) * g.uniform(0.1, 20)).astype(np.float32)
+        legal = sorted(g.choice(40, g.integers(2, 40), replace=False).tolist())
+        alpha = float(g.uniform(0.5, 2))
+        ours, theirs = np.random.default_rng(trial), np.random.default_rng(trial)
+        for _ in range(3):
+            logits = alpha * scores[legal]
+            p = np.exp(logits - logits.max())
+            assert draw(scores, legal, alpha, ours) == legal[theirs.choice(len(legal), p=p / p.sum())]
