@@ -542,7 +542,10 @@ def parse(model_dir, input_file, input_format, out, beam, engine, predict_tags, 
 @click.option("--udpipe-model", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="also time UDPipe 1 parsing the test file with this model, in the same run (needs the extra "
                    "udpipe; scripts/train_udpipe1.py trains one)")
-def test_parser(run_dir, test_file, out, beam, engine, udpipe_model):
+@click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True,
+              help="time the parse this many times (alternating with UDPipe 1's, if given) and report the best "
+                   "round of each: for speeds on a machine whose load you do not control")
+def test_parser(run_dir, test_file, out, beam, engine, udpipe_model, rounds):
     """Test a train-parser run: test UAS/LAS and parsing words/s (one process), with its training
     figures (minutes, sentences/s, dev scores). Writes result.json and report.md.
 
@@ -551,7 +554,7 @@ def test_parser(run_dir, test_file, out, beam, engine, udpipe_model):
     suffix = f"-beam{beam}" if beam > 1 else "" if engine == "numpy" else f"-{engine}"
     default_out = run_dir / f"benchmark{suffix}"
     click.echo(markdown(benchmark_parser(run_dir, test_file, out or default_out, beam=beam, engine=engine,
-                                         udpipe_model=udpipe_model)))
+                                         udpipe_model=udpipe_model, rounds=rounds)))
 
 
 @main.command()

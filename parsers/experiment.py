@@ -116,10 +116,8 @@ def test_scores(model, path: Path, batch_size: int | None = None, beam: int = 1,
     the weights. CPU seconds are given too: a busy machine inflates them less than wall seconds."""
     obtain_if_known(path, progress=False)
     gold, _ = read_conllu(path)
-    start, cpu = time.perf_counter(), time.process_time()
-    parsed = [with_tree(s, p) for s, p in zip(gold, decode(model, gold, engine, batch_size, beam=beam))]
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    scores = evaluate(gold, parsed)
+    seconds, cpu, parses = timed_parse(model, gold, batch_size, beam, engine)
+    scores = evaluate(gold, [with_tree(s, p) for s, p in zip(gold, parses)])
     result = {"test_file": str(path), "words": scores.words, "sentences": len(gold), "test_uas": scores.uas,
               "test_las": scores.las, "test_las_universal": scores.las_universal, "parse_seconds": seconds,
               "parse_words_per_s": scores.words / seconds, "parse_sentences_per_s": len(gold) / seconds,
@@ -132,6 +130,13 @@ def test_scores(model, path: Path, batch_size: int | None = None, beam: int = 1,
         result.update(test_upos=tagged.upos, test_xpos=tagged.xpos, test_las_predicted_tags=tagged.las,
                       test_uas_predicted_tags=tagged.uas)
     return result
+
+
+def timed_parse(model, sentences, batch_size: int | None = None, beam: int = 1, engine: str = "numpy"):
+    """(wall seconds, CPU seconds, parses) of one decoding of `sentences` as `test_scores` times it."""
+    start, cpu = time.perf_counter(), time.process_time()
+    parses = decode(model, sentences, engine, batch_size, beam=beam)
+    return time.perf_counter() - start, time.process_time() - cpu, parses
 
 
 def default_split(train: Path, split: str) -> Path | None:

@@ -93,8 +93,10 @@ def test_train_parser_parse_evaluate(tmp_path):
     assert "best dev LAS" in out
     run("parse", tmp_path / "run", tmp_path / "dev.conllu", "-o", tmp_path / "pred.conllu")
     scores = run("evaluate", tmp_path / "dev.conllu", tmp_path / "pred.conllu")
-    bench = run("test-parser", tmp_path / "run", "--test", tmp_path / "dev.conllu")
-    assert "parse words/s" in bench and (tmp_path / "run" / "benchmark" / "result.json").is_file()
+    bench = run("test-parser", tmp_path / "run", "--test", tmp_path / "dev.conllu", "--rounds", "3")
+    assert "parse words/s" in bench and "the best of 3 rounds" in bench
+    result = json.loads((tmp_path / "run" / "benchmark" / "result.json").read_text())
+    assert result["rounds"] == 3 and round(result["parse_words_per_s"]) == max(result["parse_words_per_s_rounds"])
     assert scores.splitlines()[0] == "words " + str(sum(len(s.words) for s in ewt("dev")[:20]))
     assert {"UAS", "LAS"} <= {line.split()[0] for line in scores.splitlines()}
 

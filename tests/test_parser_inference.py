@@ -12,7 +12,7 @@ import pytest
 import cli
 from parsers import inference
 from parsers.api import Parser
-from parsers.benchmark import udpipe_scores
+from parsers.benchmark import _UDPipe, udpipe_scores
 from parsers.conllu_io import read_conllu
 from parsers import experiment
 from parsers.inference import NumpyParser, decode
@@ -162,5 +162,8 @@ def test_udpipe1_trains_and_is_timed_on_the_same_file(tmp_path):
                     "--parser", "iterations=1"], check=True, capture_output=True)
     scores = udpipe_scores(tmp_path / "m.udpipe", data)
     assert scores["parse_words_per_s"] > 0 and 0 <= scores["test_las"] <= 100
+    again = _UDPipe(tmp_path / "m.udpipe", data)          # the rounds of `test-parser --rounds`: gold UPOS kept
+    assert again.scores()["test_las"] == scores["test_las"] and min(again.timed_parse()) > 0
+    assert again.scores()["test_las"] == scores["test_las"]
     with pytest.raises(UserError, match="not a UDPipe 1 model"):
         udpipe_scores(data, data)
