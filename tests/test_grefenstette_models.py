@@ -50,9 +50,10 @@ def test_memory_grows_per_step_and_pop_biases_start_at_the_setting(rng, name, en
     assert len(model.trace(state)) == 2 * ends + 1
 
 
-@pytest.mark.parametrize("name", MEMORY_MODELS)
-def test_a_state_carried_across_a_cut_gives_the_same_scores(rng, name):
-    model, inputs = build(name, memory_size=4), rng.integers(0, N_IN, size=(8, B))
+@pytest.mark.parametrize("name,settings", [(name, {"memory_size": 4}) for name in MEMORY_MODELS]
+                         + [("deep-lstm", {"layers": 3}), ("deep-lstm", {"layers": 3, "input_every_layer": True})])
+def test_a_state_carried_across_a_cut_gives_the_same_scores(rng, name, settings):
+    model, inputs = build(name, **settings), rng.integers(0, N_IN, size=(8, B))
     _, whole = run(model, inputs)
     expected = [s.npvalue() for s in whole]
     dy.renew_cg()
@@ -180,3 +181,16 @@ def test_without_learned_h0_nothing_changes_and_a_zero_learned_h0_is_the_same_mo
     _, expected = run(plain, inputs)
     _, got = run(learned, inputs)
     assert all(np.allclose(a.npvalue(), b.npvalue(), atol=1e-6) for a, b in zip(got, expected))
+
+
+def test_the_deep_lstm_reading_the_input_at_every_layer_has_appendix_ds_parameter_counts():
+    """Appendix D, Table 2: 2.1e6 and 4.5e6 weights for 4 and 8 layers of 256 units over 64-d embeddings, and 1.7e7
+    for 8 layers of 512: the counts of LSTMs whose layers above the first read [h_below; x]. The stacked LSTM (the
+    default) has fewer."""
+    def recurrent_weights(**settings):
+        model = build("deep-lstm", embedding=64, **settings)
+        return sum(p.as_array().size for block in model.blocks for layer in block.get_parameters() for p in layer)
+    for hidden, layers, published in ((256, 4, 2.1e6), (256, 8, 4.5e6), (512, 8, 1.7e7)):
+        every = recurrent_weights(hidden=hidden, layers=layers, input_every_layer=True)
+        assert float(f"{every:.2g}") == published
+        assert recurrent_weights(hidden=hidden, layers=layers) < every

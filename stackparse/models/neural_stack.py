@@ -24,16 +24,17 @@ Choices the paper leaves open, and why:
   benchmark differs from them only by its memory; false gives the zero state of Sutskever et al.
 - The pop bias (`pop_bias`): see `stackparse.encoders.grefenstette`.
 - The deep LSTM's layers each read the layer below only, as in [1] (Sutskever et al.). Appendix D's Table 2 hints at
-  another network: its 4- and 8-layer counts (2.1e6, 4.5e6 at 256 units; 1.7e7 for 8 layers at 512) are those of
-  LSTMs whose every layer also reads the 64-dimensional input (a layer above the first: 4h(h + 64) + 4h h + 4h
-  weights), and none of the six deep rows is the count of plain stacked layers (8.5e5, 1.9e6, 4.0e6 at 256), even
-  before any embedding or softmax. The text names [1], so the stacked network stays; an input to every layer is
-  not built yet.
+  another network: its 4- and 8-layer counts are those of LSTMs whose every layer also reads the 64-dimensional
+  input (a layer above the first: 4h(h + 64) + 4h h + 4h weights), and none of the six deep rows is the count of
+  plain stacked layers, even before any embedding or softmax. The text names [1], so the stacked network is the
+  default; `input_every_layer` builds the other.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
+
+import dynet as dy
 
 from stackparse.config import setting
 from stackparse.encoders.grefenstette import (
@@ -45,8 +46,7 @@ from stackparse.encoders.grefenstette import (
     h0_state,
     learned_h0,
 )
-from stackparse.models.base import EmbeddingConfig, EncoderModel, model_settings, register
-from stackparse.models.recurrent import LSTM
+from stackparse.models.base import EmbeddingConfig, EncoderModel, Memoryless, SequenceModel, model_settings, register
 
 
 PAPER_SIZES = {"memory_size": 256, "learned_h0": True}
@@ -70,24 +70,64 @@ class DeepLSTMConfig(TransducerConfig):
     layers: int = setting(2, "recurrent layers", min=1)
     learned_h0: bool = setting(True, "learn the initial hidden state of each layer (the cells start at zero); "
                                "false = a zero initial state")
+    input_every_layer: bool = setting(False, "every layer above the first also reads the input embedding, [h_below; "
+                                      "x_t] (the network Appendix D's parameter counts describe); false = each "
+                                      "layer reads the one below only (Sutskever et al., as §4.4 says)")
 
 
 @register
-class DeepLSTM(LSTM):
+class DeepLSTM(Memoryless, SequenceModel):
+    """The deep LSTM: DyNet LSTM builders over the embedded input, the top layer's h read by the softmax.
+
+    The recurrence is a sequence of blocks, each a DyNet VanillaLSTMBuilder, the first reading x_t and each
+    next one [h of the block below; x_t]: one block of all the layers is Sutskever et al.'s stacked LSTM (each
+    layer reads the one below), one block per layer the network whose every layer also reads the input
+    (`input_every_layer`). A block of L layers draws its initial weights as L one-layer blocks would, in the
+    same order (DyNet creates a builder's parameters layer by layer)."""
     name = "deep-lstm"
     description = "Deep LSTM over learned embeddings, the benchmark of Grefenstette et al. 2015 (§4.4)"
     Config = DeepLSTMConfig
 
     def __init__(self, pc, config: DeepLSTMConfig, n_inputs, n_outputs):
         super().__init__(pc, config, n_inputs, n_outputs)
-        self.add_embedding()            # after the builder: DyNet draws initial values in creation order
+        x, h = self.input_size(), config.hidden
+        if config.input_every_layer:
+            self.blocks = [dy.VanillaLSTMBuilder(1, x if i == 0 else h + x, h, self.pc) for i in range(config.layers)]
+        else:
+            self.blocks = [dy.VanillaLSTMBuilder(config.layers, x, h, self.pc)]
+        self.block_layers = [config.layers // len(self.blocks)] * len(self.blocks)
+        self.add_embedding()            # after the builders: DyNet draws initial values in creation order
         self.h0 = learned_h0(self.pc, config.hidden, config.layers) if config.learned_h0 else []
 
     def initial_state(self, batch_size, tensors=None):
-        """The learned h_0 of each layer and zero cells (broadcast over the batch), unless `tensors` restore a state."""
+        """Per block, its DyNet state: from `tensors` (`state_tensors`) if given, else the learned h_0 of each layer
+        and zero cells (broadcast over the batch), else DyNet's zero state."""
         if tensors is None and self.h0:
-            tensors = h0_state(self.h0, self.config.hidden)
-        return super().initial_state(batch_size, tensors)
+            tensors, start = [], 0
+            for n in self.block_layers:
+                tensors += h0_state(self.h0[start:start + n], self.config.hidden)
+                start += n
+        if tensors is None:
+            return tuple(block.initial_state() for block in self.blocks)
+        states, start = [], 0
+        for block, n in zip(self.blocks, self.block_layers):     # a block's state: its L cells, then its L h
+            states.append(block.initial_state(list(tensors[start:start + 2 * n])))
+            start += 2 * n
+        return tuple(states)
+
+    def step(self, state, ids):
+        x, below, new = self.embed(ids), None, []
+        for block_state in state:
+            block_state = block_state.add_input(x if below is None else dy.concatenate([below, x]))
+            below = block_state.output()
+            new.append(block_state)
+        return tuple(new)
+
+    def hidden(self, state):
+        return state[-1].output()
+
+    def state_tensors(self, state):
+        return [t for block_state in state for t in block_state.s()]
 
 
 class _NeuralMemoryLSTM(EncoderModel):
