@@ -96,9 +96,10 @@ def dynet_scores(model, sentences, predict_tags, steps):
     return out
 
 
-@pytest.mark.parametrize("tagger, predict_tags", [(False, False), (True, False), (True, True)])
-def test_every_step_scores_as_dynet(sentences, tagger, predict_tags):
-    model, _ = tiny_model(sentences[0], tagger=tagger)
+@pytest.mark.parametrize("tagger, predict_tags, layers", [(False, False, 2), (True, False, 2), (True, True, 2),
+                                                         (True, True, 1)])
+def test_every_step_scores_as_dynet(sentences, tagger, predict_tags, layers):
+    model, _ = tiny_model(sentences[0], tagger=tagger, lstm_layers=layers)
     steps = numpy_steps(model, sentences[1], predict_tags)
     scored = 0
     for (_, _, scores, _), reference in zip(steps, dynet_scores(model, sentences[1], predict_tags, steps)):
