@@ -369,7 +369,7 @@ class NumpyParser:
             scored = [k for k, lg in enumerate(legal) if len(lg) > 1]
             scores = self._scores([active[k] for k in scored], state, items) if scored else None
             chosen = [lg[0] for lg in legal]
-            if scored:                                   # the best legal action of each, in one argmax
+            if scored and choose is None:                # the best legal action of each, in one argmax
                 best = (scores + self._masks([legal[k] for k in scored])).argmax(axis=1)
                 for k, action in zip(scored, best.tolist()):
                     chosen[k] = action
