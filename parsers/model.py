@@ -108,6 +108,9 @@ class ParserTrainingConfig:
     gold_tags: float = setting(1.0, "share of training sentences whose parser reads the gold UPOS; the others read "
                                "the tagger's own predictions, as when parsing text without tags (1: chosen on dev, "
                                "BENCHMARKS.md)", min=0, max=1)
+    tag_noise: float = setting(0.0, "share of the gold UPOS the parser reads in training that are replaced by the "
+                               "tagger's best other tag, so that it learns what the tagger's mistakes look like "
+                               "(a cheap stand-in for jackknifing: BENCHMARKS.md)", min=0, max=1)
 
     def validate(self, system: str) -> None:
         """Check the settings, and that exploring has a dynamic oracle in `system`."""
@@ -172,6 +175,21 @@ def draw(scores: np.ndarray, legal: list[int], alpha: float, rng: np.random.Gene
 def best_tags(scores: np.ndarray, n: int) -> list[int]:
     """The best tag of each of n words from its scores (tags x words), the unknown tag (0) excluded."""
     return [int(i) + 1 for i in np.asarray(scores).reshape(-1, n)[1:].argmax(axis=0)]
+
+
+def confuse(tags: list[int], scores: np.ndarray, share: float, rng: np.random.Generator) -> list[int]:
+    """`tags` with a `share` of them, drawn per word, replaced by the best other tag by `scores` (tags x
+    words; neither the unknown tag 0 nor the word's own): the mistake the tagger would most likely make
+    there. A parser trained on gold tags alone trusts them more than a tagger's tags deserve; jackknifing
+    (tagging each part of the training set with a tagger trained on the rest) would show it real
+    mistakes at the cost of several taggers, this shows it mistakes of the same kind and rate."""
+    scores = np.array(scores, dtype=float).reshape(-1, len(tags))
+    out = list(tags)
+    for i in np.flatnonzero(rng.random(len(tags)) < share):
+        column = scores[:, i].copy()
+        column[[0, tags[i]]] = -np.inf
+        out[i] = int(column.argmax())
+    return out
 
 
 def lacks_tags(sentence) -> bool:
@@ -309,11 +327,17 @@ class StackLSTMParser:
             upos = dy.affine_transform([self.a_upos, self.A_upos, words])
             xpos = dy.affine_transform([self.a_xpos, self.A_xpos, words]) if self.vocab.xpos else None
             tagged.append((es, upos, xpos))
-        if any(predict):
-            dy.forward([upos for (_, upos, _), p in zip(tagged, predict) if p])
+        noisy = rng is not None and t.tag_noise > 0
+        if any(predict) or noisy:
+            dy.forward([upos for (_, upos, _), p in zip(tagged, predict) if p or noisy])
         out = []
         for s, (es, upos, xpos), p in zip(sentences, tagged, predict):
-            tags = best_tags(upos.npvalue(), len(s.words)) if p else [self.vocab.tag(u) for u in s.upos]
+            if p:
+                tags = best_tags(upos.npvalue(), len(s.words))
+            else:
+                tags = [self.vocab.tag(u) for u in s.upos]
+                if noisy:
+                    tags = confuse(tags, upos.npvalue(), t.tag_noise, rng)
             # ROOT reads the unknown tag: it has none
             xs = [dy.concatenate([e, self.tags[tag]]) for e, tag in zip(es, [0] + tags)]
             out.append(_Encoded(self._context(xs), upos, xpos, tags if p else None))

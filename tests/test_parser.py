@@ -296,8 +296,21 @@ def test_training_with_explorations_drawn_ahead_and_predicted_tags(tmp_path):
     write_conllu(tmp_path / "train.conllu", list(ewt("train")[:40]))
     _, metrics = train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run", TINY,
                               dataclasses.replace(TINY_TRAINING, epochs=2),
-                              ParserTrainingConfig(explore_after=1, explore_every=2, gold_tags=0.5), progress=False)
+                              ParserTrainingConfig(explore_after=1, explore_every=2, gold_tags=0.5, tag_noise=0.1),
+                              progress=False)
     assert np.isfinite(metrics["train_loss"]) and metrics["dev_las"] > 0
+
+
+def test_confuse_puts_the_best_other_tag_on_a_share_of_the_words():
+    import numpy as np
+    from parsers.model import confuse
+    scores = np.array([[9, 9, 9, 9], [0, 3, 1, 0], [2, 0, 5, 4], [1, 2, 0, 5]], dtype=float)   # tags x words
+    assert confuse([1, 1, 2, 3], scores, 0.0, np.random.default_rng(0)) == [1, 1, 2, 3]
+    assert confuse([1, 1, 2, 3], scores, 1.0, np.random.default_rng(0)) == [2, 3, 1, 2]    # never 0, never its own
+    words = 20000
+    share = np.mean(np.array(confuse([1] * words, np.tile([[0], [5], [1], [0]], words), 0.05,
+                                     np.random.default_rng(1))) != 1)
+    assert share == pytest.approx(0.05, abs=0.01)
 
 
 def test_draw_is_the_generators_own_choice():
