@@ -35,12 +35,12 @@ item is made; likewise the action LSTM's first layer reads a precomputed row per
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from parsers.decoding import length_batches, parse_sentences
-from parsers.model import Parsed, best_tags, draw
+from parsers.model import Parsed, best_tags, draw, to_tag
 from parsers.transitions import Configuration, OpKind, perform
 from stackparse.errors import UserError
 
@@ -207,7 +207,7 @@ class NumpyParser:
 
     def __init__(self, model):
         c = self.config = model.config
-        self.model, self.vocab, self.system = model, model.vocab, model.system
+        self.vocab, self.system = model.vocab, model.system
         self.words, self.tags = _a(model.words), _a(model.tags)
         self.chars = _a(model.chars) if c.char_hidden else None
         if c.char_hidden:
@@ -234,6 +234,11 @@ class NumpyParser:
         self.action_x = _a(model.action_emb) @ wx + b                      # (n_actions, 4H)
         self.W = np.vstack([_t(w) for w in model.W])                        # (3 lstm_dim, state_dim)
         self.d, self.G, self.q = _a(model.d), _t(model.G), _a(model.q)
+
+    def __getstate__(self) -> dict:
+        """For another process (exploration's roll-outs): the weights, without the caches (the mask rows
+        are keyed by the identity of this process's lists)."""
+        return {**self.__dict__, "_token_cache": {}, "_mask_rows": {}}
 
     def _item_maps(self, model) -> None:
         """The item projection matrix and the column ranges of its parts."""
@@ -347,9 +352,8 @@ class NumpyParser:
             choose: picks each action instead of the best-scoring legal one (tests, exploration).
         """
         system = self.system
-        # which sentences the tagger tags, and the refusal of untagged input without one: the model's
-        # own rule, asked of the model so that it is written once
-        items_v, starts, tags = self.encode(sentences, self.model._to_tag(sentences, predict_tags))
+        # which sentences the tagger tags, and the refusal of untagged input without one: the model's rule
+        items_v, starts, tags = self.encode(sentences, to_tag(sentences, self.config.tagger, predict_tags))
         n_words = [len(s.forms) for s in sentences]
         items = _Items(1 + len(items_v) + sum(n_words), self.item_map.shape[1])     # + one per arc
         items.add(self.project(self.absent[None, :]))
@@ -503,18 +507,34 @@ def parse_greedy(engine: NumpyParser, sentences, batch_size: int = 256, progress
     return result
 
 
+class Exploration(NamedTuple):
+    """A sentence's roll-out: the actions drawn, and at each step where the choice was not forced the
+    dynamic oracle's correct actions (None where it was), which the training graph then only reads."""
+    actions: list[int]
+    correct: list[list[int] | None]
+
+
 def draw_explorations(engine: NumpyParser, sentences, alpha: float, rng: np.random.Generator,
-                      batch_size: int = 256) -> list[list[int]]:
+                      batch_size: int = 256) -> list[Exploration]:
     """Each sentence's actions, each drawn with probability p^alpha over the legal ones (`model.draw`)
-    from the engine's scores: the roll-outs of training with exploration, ahead of its graph."""
-    actions: list[list[int]] = [[] for _ in sentences]
+    from the engine's scores, with the dynamic oracle's answers on the way (the sentences' trees must be
+    projective): the roll-outs of training with exploration, ahead of its graph."""
+    out = [Exploration([], []) for _ in sentences]
+    optimal = engine.system.optimal
     for chunk in length_batches([len(s.words) for s in sentences], batch_size, 8000):
-        def choose(i, config, legal, scores, chunk=chunk):
-            action = legal[0] if scores is None else draw(scores, legal, alpha, rng)
-            actions[chunk[i]].append(action)
+        golds = [(tuple(sentences[i].heads), tuple(sentences[i].deprels)) for i in chunk]
+
+        def choose(i, config, legal, scores, chunk=chunk, golds=golds):
+            roll_out = out[chunk[i]]
+            if scores is None:
+                action, correct = legal[0], None
+            else:
+                action, correct = draw(scores, legal, alpha, rng), optimal(config, *golds[i])
+            roll_out.actions.append(action)
+            roll_out.correct.append(correct)
             return action
         engine.parse([sentences[i] for i in chunk], choose=choose)
-    return actions
+    return out
 
 
 def _a(param) -> np.ndarray:

@@ -103,6 +103,9 @@ class ParserTrainingConfig:
                                  "weights read every N updates: faster epochs, as good epoch for epoch on dev "
                                  "(BENCHMARKS.md); 0 = drawn from each step's scores in the training graph, dropout "
                                  "on (Ballesteros et al. as written)", min=0)
+    explore_process: bool = setting(False, "draw exploration's roll-outs (`explore_every`) in a second process, on "
+                                    "another core, while this one trains on the ones drawn before: roll-outs from "
+                                    "weights up to twice explore_every updates old; off: drawn here, between updates")
     tag_weight: float = setting(1.0, "weight of the tagger's loss (UPOS and XPOS, summed over words) beside the "
                                 "parser's (summed over transitions)", min=0)
     gold_tags: float = setting(1.0, "share of training sentences whose parser reads the gold UPOS; the others read "
@@ -110,7 +113,8 @@ class ParserTrainingConfig:
                                "BENCHMARKS.md)", min=0, max=1)
     tag_noise: float = setting(0.0, "share of the gold UPOS the parser reads in training that are replaced by the "
                                "tagger's best other tag, so that it learns what the tagger's mistakes look like "
-                               "(a cheap stand-in for jackknifing: BENCHMARKS.md)", min=0, max=1)
+                               "(a cheap stand-in for jackknifing; measured no better on its own tags, worse on gold "
+                               "ones: BENCHMARKS.md)", min=0, max=1)
 
     def validate(self, system: str) -> None:
         """Check the settings, and that exploring has a dynamic oracle in `system`."""
@@ -190,6 +194,20 @@ def confuse(tags: list[int], scores: np.ndarray, share: float, rng: np.random.Ge
         column[[0, tags[i]]] = -np.inf
         out[i] = int(column.argmax())
     return out
+
+
+def to_tag(sentences, tagger: bool, predict_tags: bool) -> list[bool]:
+    """Which sentences a model tags (see `StackLSTMParser.parse`): with a `tagger`, those without UPOS, or
+    all with `predict_tags`; without one, a sentence without UPOS is refused."""
+    lacking = [lacks_tags(s) for s in sentences]
+    if not tagger:
+        for s, lacks in zip(sentences, lacking):
+            if lacks:
+                raise UserError(f"{s.path}:{s.line}: the sentence has no UPOS tags (`_`), and this model has no "
+                                f"tagger (trained with --no-tagger): tag the input first, or parse with a model "
+                                f"trained with a tagger")
+        return lacking
+    return [predict_tags or lacks for lacks in lacking]
 
 
 def lacks_tags(sentence) -> bool:
@@ -418,7 +436,7 @@ class StackLSTMParser:
 
     # ---- training and decoding --------------------------------------------------------------
     def loss(self, sentences, oracles: list[list[int]], rng: np.random.Generator,
-             explore: bool = False, drawn: list[list[int] | None] | None = None) -> dy.Expression:
+             explore: bool = False, drawn: list | None = None) -> dy.Expression:
         """Sum over the sentences' states of -log p(correct actions | state), softmax over the legal actions,
         plus `tag_weight` times the tagger's loss (`_tag_loss`).
 
@@ -439,8 +457,9 @@ class StackLSTMParser:
 
         The sentences advance in lockstep; when some explore, each step's scores are computed (one
         autobatched forward) before the actions are drawn, unless `drawn` gives each exploring sentence's
-        actions, drawn beforehand (`drawn[i]`, None for a sentence that does not explore: see
-        `parsers.inference.draw_explorations`); then the graph is built in one go.
+        actions and the dynamic oracle's answers, drawn beforehand (`drawn[i]`, an `inference.Exploration`,
+        None for a sentence that does not explore: see `parsers.inference.draw_explorations`); then the
+        graph is built in one go.
         """
         system = self.system
         predict = list(rng.random(len(sentences)) >= self.training.gold_tags) if self.config.tagger else \
@@ -458,12 +477,12 @@ class StackLSTMParser:
             if to_draw:
                 dy.forward([scores[i] for i in to_draw])
             for i in active:
-                if exploring[i]:
+                if exploring[i] and drawn is not None:
+                    action, correct = drawn[i].actions[steps[i]], drawn[i].correct[steps[i]]
+                    steps[i] += 1
+                elif exploring[i]:
                     correct = system.optimal(parses[i].config, *golds[i])
-                    if drawn is not None:
-                        action, steps[i] = drawn[i][steps[i]], steps[i] + 1
-                    else:
-                        action = self._draw(scores[i], legal[i], rng) if i in scores else legal[i][0]
+                    action = self._draw(scores[i], legal[i], rng) if i in scores else legal[i][0]
                 else:
                     action, steps[i] = oracles[i][steps[i]], steps[i] + 1
                     correct = [action]
@@ -495,7 +514,7 @@ class StackLSTMParser:
         (softmax over the legal actions); finished ones stay in their beam until all are finished.
         Call `dy.renew_cg(autobatching=True)` first, so each step's scores are one batch.
         """
-        encoded = self._encode(sentences, None, self._to_tag(sentences, predict_tags))
+        encoded = self._encode(sentences, None, to_tag(sentences, self.config.tagger, predict_tags))
         tags = self._tags(encoded)
         beams = [[(0.0, self._start(e.items))] for e in encoded]
         while True:
@@ -508,18 +527,6 @@ class StackLSTMParser:
             if scores:
                 dy.forward(list(scores.values()))
             beams = [self._extend(b, hyps, legal, scores, beam) for b, hyps in enumerate(beams)]
-
-    def _to_tag(self, sentences, predict_tags: bool) -> list[bool]:
-        """Which sentences the tagger tags (see `parse`)."""
-        lacking = [lacks_tags(s) for s in sentences]
-        if not self.config.tagger:
-            for s, lacks in zip(sentences, lacking):
-                if lacks:
-                    raise UserError(f"{s.path}:{s.line}: the sentence has no UPOS tags (`_`), and this model has no "
-                                    f"tagger (trained with --no-tagger): tag the input first, or parse with a model "
-                                    f"trained with a tagger")
-            return lacking
-        return [predict_tags or lacks for lacks in lacking]
 
     def _tags(self, encoded: list[_Encoded]) -> list[tuple[list[str] | None, list[str] | None]]:
         """(UPOS, XPOS) strings of the tagged sentences; (None, None) for those whose own tags were read."""

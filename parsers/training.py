@@ -1,7 +1,11 @@
 """The parser's objective for the shared trainer: treebank minibatches, oracle losses, dev LAS."""
 from __future__ import annotations
 
+import multiprocessing
+import signal
 import time
+import weakref
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 import dynet as dy
@@ -11,7 +15,7 @@ from parsers.conllu_io import Sentence
 from parsers.decoding import with_tree
 from parsers.evaluate import evaluate
 from parsers import trees
-from parsers.inference import NumpyParser, draw_explorations, parse_greedy
+from parsers.inference import Exploration, NumpyParser, draw_explorations, parse_greedy
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
 from parsers.transitions import TransitionSystem
 from parsers.vocab import Vocab
@@ -32,7 +36,9 @@ class ParserObjective:
         self._rng = np.random.default_rng(0)
         self._explore = False
         self._batches: list = []
-        self._drawn: dict[int, list[int]] = {}      # sentence -> its exploration drawn ahead (`explore_every`)
+        self._drawn: dict[int, Exploration] = {}    # sentence -> its exploration drawn ahead (`explore_every`)
+        self._ahead: Future | None = None           # the next chunk's, drawn by the second process
+        self._executor: ProcessPoolExecutor | None = None
         self._updates = 0
 
     def param_collection(self) -> dy.ParameterCollection:
@@ -44,6 +50,9 @@ class ParserObjective:
         order = rng.permutation(len(self.train))
         self._batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         self._drawn, self._updates = {}, 0
+        if self._ahead is not None:     # the last epoch stopped early (the time budget): its chunk is not wanted
+            self._ahead.cancel()
+            self._ahead = None
         return self._batches
 
     def losses(self, batch: list[int]):
@@ -54,18 +63,41 @@ class ParserObjective:
         self._updates += 1
         yield loss / len(batch), len(batch)
 
-    def _draw_ahead(self, batch: list[int]) -> list[list[int] | None]:
-        """The explorations of `batch`'s projective sentences, drawn by the numpy engine with the weights
-        of now for this batch and the next `explore_every` - 1 (reading the weights costs as much as a
-        few batches' training: amortised, at the price of roll-outs up to that many updates old)."""
-        every = self.model.training.explore_every
+    def _draw_ahead(self, batch: list[int]) -> list[Exploration | None]:
+        """The explorations of `batch`'s projective sentences, drawn by the numpy engine for a chunk of
+        `explore_every` batches at a time (reading the weights costs as much as a few batches' training:
+        amortised, at the price of roll-outs up to that many updates old). With `explore_process`, the next
+        chunk's are drawn by a second process while this one trains on the current chunk: the roll-outs
+        cost this process nothing but the weights' copy, and are up to one chunk older."""
+        training = self.model.training
+        every = training.explore_every
         if self._updates % every == 0:
-            ahead = [i for b in self._batches[self._updates:self._updates + every] for i in b
-                     if trees.is_projective(self.train[i].heads)]
-            actions = draw_explorations(NumpyParser(self.model), [self.train[i] for i in ahead],
-                                        self.model.training.explore_alpha, self._rng)
-            self._drawn = dict(zip(ahead, actions))
+            chunk = self._updates // every
+            engine = NumpyParser(self.model)
+            if self._ahead is not None:
+                self._drawn, self._ahead = self._ahead.result(), None
+            else:
+                self._drawn = draw_chunk(engine, self.train, self._chunk(chunk), training.explore_alpha, self._rng)
+            if training.explore_process and (chunk + 1) * every < len(self._batches):
+                seed = int(self._rng.integers(2 ** 63))      # drawn here, in order: the run stays reproducible
+                self._ahead = self._worker().submit(draw_chunk, engine, None, self._chunk(chunk + 1),
+                                                    training.explore_alpha, seed)
         return [self._drawn.get(i) for i in batch]
+
+    def _chunk(self, chunk: int) -> list[int]:
+        """The projective training sentences of the `chunk`-th `explore_every` batches of the epoch."""
+        every = self.model.training.explore_every
+        return [i for b in self._batches[chunk * every:(chunk + 1) * every] for i in b
+                if trees.is_projective(self.train[i].heads)]
+
+    def _worker(self) -> ProcessPoolExecutor:
+        """The second process, started at its first use with the training sentences (forked where the
+        platform can: nothing to import again; it ignores Ctrl-C, which the training process handles)."""
+        if self._executor is None:
+            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+            self._executor = ProcessPoolExecutor(1, multiprocessing.get_context(method), _start_worker, (self.train,))
+            weakref.finalize(self, self._executor.shutdown, wait=False, cancel_futures=True)
+        return self._executor
 
     def validate(self) -> dict[str, float]:
         """Dev scores; with the tagger, dev_las is parsing on its own tags (text as users have it) and
@@ -89,6 +121,25 @@ class ParserObjective:
 
     def restore(self, directory: Path) -> None:
         self.pc.populate(str(Path(directory) / "params"))
+
+
+_TRAIN: list[Sentence] = []
+"""The training sentences, in the second process of `explore_process`."""
+
+
+def _start_worker(train: list[Sentence]) -> None:
+    global _TRAIN
+    _TRAIN = train
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def draw_chunk(engine: NumpyParser, train: list[Sentence] | None, ahead: list[int], alpha: float,
+               rng: np.random.Generator | int) -> dict[int, Exploration]:
+    """Training sentence -> its exploration, for the sentences `ahead` of `train` (None: the
+    second process's copy), drawn by `engine` from `rng` (or a generator seeded with it)."""
+    train = _TRAIN if train is None else train
+    rng = np.random.default_rng(rng) if isinstance(rng, int) else rng
+    return dict(zip(ahead, draw_explorations(engine, [train[i] for i in ahead], alpha, rng)))
 
 
 def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: Path) -> None:

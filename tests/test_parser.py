@@ -278,10 +278,12 @@ def test_explorations_drawn_ahead_are_legal_derivations_the_loss_follows(trained
     model, system = parser.model, parser.model.system
     sentences = [s for s in ewt("train")[:300] if len(s.words) > 12][:6]
     drawn = draw_explorations(NumpyParser(model), sentences, 1.0, np.random.default_rng(3))
-    for s, actions in zip(sentences, drawn):
+    for s, roll_out in zip(sentences, drawn):
         config = system.initial(len(s.words))
-        for a in actions:
-            assert a in system.legal(config)
+        for a, correct in zip(roll_out.actions, roll_out.correct, strict=True):
+            legal = system.legal(config)
+            assert a in legal
+            assert correct == (system.optimal(config, s.heads, s.deprels) if len(legal) > 1 else None)
             config = system.apply(config, a)
         assert system.is_terminal(config)
     assert drawn != draw_explorations(NumpyParser(model), sentences, 1.0, np.random.default_rng(4))
@@ -328,3 +330,18 @@ def test_draw_is_the_generators_own_choice():
             logits = alpha * scores[legal]
             p = np.exp(logits - logits.max())
             assert draw(scores, legal, alpha, ours) == legal[theirs.choice(len(legal), p=p / p.sum())]
+
+
+def test_explorations_drawn_by_a_second_process_are_reproducible(tmp_path):
+    """`explore_process`: the roll-outs come from another process, seeded in order by the training's own
+    stream, so that two runs give the same model whatever the processes' timing."""
+    import numpy as np
+    write_conllu(tmp_path / "train.conllu", list(ewt("train")[:40]))
+    losses = []
+    for run in ("a", "b"):
+        _, metrics = train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / run, TINY,
+                                  dataclasses.replace(TINY_TRAINING, epochs=2),
+                                  ParserTrainingConfig(explore_after=0, explore_every=2, explore_process=True),
+                                  progress=False)
+        losses.append(metrics["train_loss"])
+    assert np.isfinite(losses[0]) and losses[0] == losses[1]

@@ -16,7 +16,7 @@ from parsers.benchmark import _UDPipe, udpipe_scores
 from parsers.conllu_io import read_conllu
 from parsers import experiment
 from parsers.inference import NumpyParser, decode
-from parsers.model import ParserModelConfig
+from parsers.model import ParserModelConfig, to_tag
 from parsers.training import build_parser
 from parsers.transitions import get_system
 from parsers.vocab import Vocab
@@ -86,7 +86,7 @@ def numpy_steps(model, sentences, predict_tags, follow=None):
 def dynet_scores(model, sentences, predict_tags, steps):
     """DyNet's scores at the same decisions, replayed on the model's own structures."""
     dy.renew_cg()
-    encoded = model._encode(sentences, None, model._to_tag(sentences, predict_tags))
+    encoded = model._encode(sentences, None, to_tag(sentences, model.config.tagger, predict_tags))
     parses = {i: model._start(e.items) for i, e in enumerate(encoded)}
     out = []
     for i, config, scores, action in steps:
