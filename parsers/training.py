@@ -72,16 +72,16 @@ class ParserObjective:
         training = self.model.training
         every = training.explore_every
         if self._updates % every == 0:
-            chunk = self._updates // every
-            engine = NumpyParser(self.model)
+            chunk, engine = self._updates // every, None
             if self._ahead is not None:
                 self._drawn, self._ahead = self._ahead.result(), None
             else:
+                engine = NumpyParser(self.model)
                 self._drawn = draw_chunk(engine, self.train, self._chunk(chunk), training.explore_alpha, self._rng)
             if training.explore_process and (chunk + 1) * every < len(self._batches):
                 seed = int(self._rng.integers(2 ** 63))      # drawn here, in order: the run stays reproducible
-                self._ahead = self._worker().submit(draw_chunk, engine, None, self._chunk(chunk + 1),
-                                                    training.explore_alpha, seed)
+                self._ahead = self._worker().submit(draw_chunk, engine or NumpyParser(self.model), None,
+                                                    self._chunk(chunk + 1), training.explore_alpha, seed)
         return [self._drawn.get(i) for i in batch]
 
     def _chunk(self, chunk: int) -> list[int]:
