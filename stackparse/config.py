@@ -136,13 +136,26 @@ def load_config(path: Path | str, cls):
         return from_dict(cls, json.load(f))
 
 
+RESUME_MAY_CHANGE = frozenset({"max_minutes"})
+"""Settings a resumed run may have other than its own: a larger time budget extends a finished run."""
+
+
+def _fixed(data):
+    """`data` (JSON values) without the settings of RESUME_MAY_CHANGE, at any depth."""
+    if isinstance(data, dict):
+        return {k: _fixed(v) for k, v in data.items() if k not in RESUME_MAY_CHANGE}
+    return data
+
+
 def write_run_config(path: Path | str, data: dict, resume: bool) -> None:
-    """Write a run's settings; when resuming, insist they are the ones the run was started with."""
+    """Write a run's settings; when resuming, insist they are the ones the run was started with (but for
+    RESUME_MAY_CHANGE)."""
     path = Path(path)
     if resume and path.is_file():
         with open(path, encoding="utf-8") as f:
-            saved = json.load(f)
-        if saved != json.loads(json.dumps(data)):
-            changed = sorted(k for k in set(saved) | set(data) if saved.get(k) != json.loads(json.dumps(data.get(k))))
+            saved = _fixed(json.load(f))
+        new = _fixed(json.loads(json.dumps(data)))
+        if saved != new:
+            changed = sorted(k for k in set(saved) | set(new) if saved.get(k) != new.get(k))
             raise UserError(f"{path}: --resume with settings other than the run's own (differ: {', '.join(changed)})")
     write_json(path, data)

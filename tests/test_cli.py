@@ -157,3 +157,17 @@ def test_resume_refuses_other_settings(tmp_path):
         "train", "anbn", "--model", "rnn", "--out", tmp_path, "--resume", *TINY_TASK[:-3], "--hidden", "5",
         "--quiet", ok=False)
     assert "% of n" in run("train", "anbn", "--model", "rnn", "--out", tmp_path, "--resume", *TINY_TASK)
+
+
+def test_a_run_stopped_by_its_time_budget_goes_on_when_resumed_with_a_larger_one(tmp_path):
+    import json
+    args = ["train", "anbn", "--model", "rnn", "--out", tmp_path, "--epochs", "3", "--epoch-size", "20",
+            "--hidden", "4", "--quiet"]
+    run(*args, "--max-minutes", "0.001")                # stopped by the budget after its first epoch
+    log = tmp_path / "log.jsonl"
+    assert len(log.read_text().splitlines()) == 1
+    run(*args, "--max-minutes", "0.001", "--resume")    # the same budget: nothing more
+    assert len(log.read_text().splitlines()) == 1
+    run(*args, "--max-minutes", "10", "--resume")       # a larger one: it goes on, to its last epoch
+    assert len(log.read_text().splitlines()) == 3
+    assert json.loads((tmp_path / "config.json").read_text())["train"]["max_minutes"] == 10

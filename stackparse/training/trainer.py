@@ -65,7 +65,8 @@ class TrainConfig:
     restarts: int = setting(1, "random restarts; the best on validation is kept", min=1)
     seed: int = setting(1, "random seed (DyNet and numpy)")
     max_minutes: float = setting(0.0, "time budget: no epoch starts that the last one's duration says "
-                                 "would end past it, 0 = none", min=0)
+                                 "would end past it, 0 = none; a run it stopped goes on when resumed with a "
+                                 "larger one", min=0)
     average: float = setting(0.0, "decay per update of a moving average of the parameters, used for "
                              "validation and the saved model (0.999: ~1,000 updates), 0 = off",
                              min=0, max=1, max_open=True)
@@ -137,6 +138,8 @@ class RunState:
     bad_epochs: int = 0
     seconds: float = 0.0        # training time so far, for the time budget
     finished: bool = False
+    out_of_time: bool = False   # finished by the time budget alone: a resume with a larger one goes on
+    epoch_seconds: float = 0.0  # the last epoch's duration: whether another fits in the budget
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,11 @@ class TrainResult:
     model_dir: Path
     maximize: bool          # whether a larger `best` is better (the objective's criterion)
     objective: Objective    # the restart's objective, as training left it (restore `model_dir` into it)
+
+
+def _out_of_time(cfg: TrainConfig, state: RunState) -> bool:
+    """Whether the time budget leaves no room for another epoch as long as the last."""
+    return cfg.max_minutes > 0 and state.seconds + state.epoch_seconds > 60 * cfg.max_minutes
 
 
 def _stops(cfg: TrainConfig, metrics: dict) -> bool:
@@ -231,8 +239,14 @@ class Trainer:
         state = RunState(restart=restart, lr=cfg.lr)
         checkpoint = existing_dir(run_dir / "checkpoint") if resume else None
         if checkpoint is not None:
-            state = RunState(**json.loads((checkpoint / "run_state.json").read_text()))
+            saved = json.loads((checkpoint / "run_state.json").read_text())
+            state = RunState(**saved)
             objective.restore(checkpoint)
+            if "out_of_time" not in saved:      # a checkpoint from before the field: what else could have stopped it
+                state.out_of_time = state.finished and state.epoch < cfg.epochs and not (
+                    cfg.patience > 0 and state.bad_epochs >= cfg.patience)
+            if state.out_of_time and not _out_of_time(cfg, state):
+                state.finished = state.out_of_time = False      # resumed with a larger time budget
         elif run_dir.exists():
             shutil.rmtree(run_dir)
         average = ParameterAverage(objective.param_collection(), cfg.average, cfg.average_every) if cfg.average else None
@@ -348,9 +362,10 @@ class Trainer:
                 state.lr /= 2    # Joulin & Mikolov: halve the rate when validation stops improving
         state.epoch += 1
         state.seconds += metrics["epoch_seconds"]
-        out_of_time = cfg.max_minutes > 0 and state.seconds + metrics["epoch_seconds"] > 60 * cfg.max_minutes
-        state.finished = (state.epoch >= cfg.epochs or out_of_time
-                          or (cfg.patience > 0 and state.bad_epochs >= cfg.patience) or _stops(cfg, metrics))
+        state.epoch_seconds = metrics["epoch_seconds"]
+        out_of_time = _out_of_time(cfg, state)
+        done = state.epoch >= cfg.epochs or (cfg.patience > 0 and state.bad_epochs >= cfg.patience) or _stops(cfg, metrics)
+        state.finished, state.out_of_time = done or out_of_time, out_of_time and not done
         with open(out / "log.jsonl", "a", encoding="utf-8") as log:
             log.write(json.dumps(metrics) + "\n")
         if self.progress:
