@@ -163,10 +163,10 @@ def test_a_run_stopped_by_its_time_budget_goes_on_when_resumed_with_a_larger_one
     import json
     args = ["train", "anbn", "--model", "rnn", "--out", tmp_path, "--epochs", "3", "--epoch-size", "20",
             "--hidden", "4", "--quiet"]
-    run(*args, "--max-minutes", "0.001")                # stopped by the budget after its first epoch
+    run(*args, "--max-minutes", "1e-6")                 # stopped by the budget after its first epoch
     log = tmp_path / "log.jsonl"
     assert len(log.read_text().splitlines()) == 1
-    run(*args, "--max-minutes", "0.001", "--resume")    # the same budget: nothing more
+    run(*args, "--max-minutes", "1e-6", "--resume")     # the same budget: nothing more
     assert len(log.read_text().splitlines()) == 1
     run(*args, "--max-minutes", "10", "--resume")       # a larger one: it goes on, to its last epoch
     assert len(log.read_text().splitlines()) == 3
