@@ -187,13 +187,15 @@ def confuse(tags: list[int], scores: np.ndarray, share: float, rng: np.random.Ge
     there. A parser trained on gold tags alone trusts them more than a tagger's tags deserve; jackknifing
     (tagging each part of the training set with a tagger trained on the rest) would show it real
     mistakes at the cost of several taggers, this shows it mistakes of the same kind and rate."""
-    scores = np.array(scores, dtype=float).reshape(-1, len(tags))
-    out = list(tags)
-    for i in np.flatnonzero(rng.random(len(tags)) < share):
-        column = scores[:, i].copy()
-        column[[0, tags[i]]] = -np.inf
-        out[i] = int(column.argmax())
-    return out
+    scores = np.asarray(scores, dtype=float).reshape(-1, len(tags))
+    chosen = np.flatnonzero(rng.random(len(tags)) < share)
+    out = np.array(tags)
+    if chosen.size:
+        candidates = scores[:, chosen]                  # a copy: fancy indexing
+        candidates[0] = -np.inf
+        candidates[out[chosen], np.arange(chosen.size)] = -np.inf
+        out[chosen] = candidates.argmax(axis=0)
+    return out.tolist()
 
 
 def to_tag(sentences, tagger: bool, predict_tags: bool) -> list[bool]:
