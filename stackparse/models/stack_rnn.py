@@ -50,6 +50,9 @@ class MemoryRNNConfig(ModelConfig):
 class _MemoryRNN(EncoderModel):
     """A sequence model around a Stack or List RNN encoder, with rounding (a growing beta, discrete
     actions at evaluation, removal of unused memories): the `Scheduled` capability."""
+    # A graph holds every step's memory, as deep as the steps so far: 256 strings of length 960 (the NSPDA paper's
+    # long test set) took over 14 GB and were killed.
+    evaluation_batch = 16
 
     def __init__(self, pc, config: MemoryRNNConfig, n_inputs, n_outputs):
         super().__init__(pc, config, n_inputs, n_outputs)
