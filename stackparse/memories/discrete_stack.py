@@ -7,7 +7,8 @@ action neuron, quantized to three levels, pushes one, pops one or leaves the sta
 A `DiscreteStack` holds one stack per sequence of a DyNet batch, a tuple of tuples of symbol ids, top last. It
 never changes; `next` returns the stack after one action per sequence (`update`, the pure function). Nothing here
 is differentiable: the model makes the read differentiable in the action (eq. 6, `stackparse.models.nspda`) from
-the three candidate tops `candidates` gives.
+the three candidate tops `candidates` gives. `ArrayStack` is the same batch of stacks in numpy arrays, for the
+model's numpy mirror (`stackparse.models.arrays`), where a step must cost a few array operations whatever the batch.
 """
 from __future__ import annotations
 

@@ -30,22 +30,28 @@ UORO   (Tallec & Ollivier 2017, "Unbiased Online Recurrent Optimization", Algori
        The normalisers ρ0, ρ1 cancel in the product; they only balance the two factors' norms, which
        keeps the variance down.
 
-How (docs/gradients.md says why). The sequences run in lockstep as one DyNet batch, a sequence leaving it after its
-last step. A step is one graph holding two calls of the cell, the batch and d copies of it (copy c of sequence b at
-batch index c·n + b, its inputs repeated and its memory tiled alike), and one backward pass:
-- Copy c's output unit c is what is differentiated. RTRL gives each copy its own parameters, so the gradients at
-  copy c are row c of ∂f/∂s and of ∂f/∂θ. UORO feeds copy c the state s + α_c s̃ with α_c = 0: the gradient in α_c
-  is ((∂f/∂s) s̃)_c, the Jacobian-vector product, exact, one number per copy.
-- UORO runs the batch itself with the parameters θ + z_b, z_b = 0 one per sequence, and differentiates νᵀ s_t: the
-  gradient in z_b is sequence b's νᵀ ∂f/∂θ.
-- The loss is taken on s_t + β (β = 0, no gradient into s_t past it): the gradient in β is ∂ℓ/∂s_t.
+How (docs/gradients.md says why). The sequences run in lockstep, a sequence leaving after its last step.
+
+RTRL and BPTT run any DyNet `Cell`: a step is one graph holding two calls of the cell, the batch and d copies of it
+(copy c of sequence b at batch index c·n + b, its inputs repeated and its memory tiled alike), and one backward
+pass. RTRL gives each copy its own parameters, so the gradients at copy c are row c of ∂f/∂s and of ∂f/∂θ.
+
+UORO is one algorithm (`uoro`, its update `uoro_update`), in numpy over (n, p) arrays: θ̃ and s̃ of every sequence,
+updated in place. It sorts the minibatch longest first (stable), so that the running sequences are a prefix and
+their rows views; ν is still drawn in batch order. What it needs of a step, (∂f/∂s) s̃, each sequence's νᵀ ∂f/∂θ,
+∂ℓ/∂s_t and ∂ℓ/∂θ, comes from one of two sources:
+- `_ArraySteps`, a model's `ArrayCell` (`stackparse.models.arrays`: rnn2, nspda2 and nspda3 in numpy, the
+  derivatives written by hand, the per-sequence gradients of a linear layer batched as outer products): fast, what
+  training uses (`methods.Online`). It draws eq. 6's read values from `rng`.
+- `_DyNetSteps`, any DyNet `Cell` (the generic path, and the reference the mirror is tested against): copy c is
+  fed s + α_c s̃ with α_c = 0, so the gradient in α_c is ((∂f/∂s) s̃)_c, exact; the batch runs with θ + z_b
+  (z_b = 0, one per sequence) and νᵀ s_t is differentiated, so the gradient in z_b is νᵀ ∂f/∂θ; the loss is taken
+  on s_t + β (β = 0, no gradient into s_t past it), the gradient in β being ∂ℓ/∂s_t. Its B·p numbers a step are
+  read back from DyNet one at a time (40 to 110 ns each): slow, but no longer a second copy of the update.
 The parameters enter as constants, so their own gradients are left alone; `PrecomputedLoss` hands the result to the
-trainer. UORO keeps its vectors of p numbers per sequence (θ̃, νᵀ ∂f/∂θ) and the summed gradient in DyNet (`_Probes`):
-DyNet copies tensors to and from numpy one element at a time (40 to 110 ns each), which for B·p numbers per step
-would cost more than all the rest; a step's UORO update (ρ0, ρ1, s̃, θ̃, the gradient) is written into the next
-step's graph. DyNet's generator starts both calls of step t from one seed, drawn once from `rng`, plus t: cells that
-draw random numbers (the NSPDA's eq. 6 reads) then draw alike in the batch and its copies, and BPTT and RTRL alike
-given generators in the same state.
+trainer. DyNet's generator starts both calls of step t from one seed, drawn once from `rng`, plus t: cells that
+draw random numbers (the NSPDA's eq. 6 reads) then draw alike in the batch and its copies, and BPTT, RTRL and the
+DyNet UORO alike given generators in the same state.
 """
 from __future__ import annotations
 
