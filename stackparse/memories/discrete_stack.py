@@ -7,13 +7,16 @@ action neuron, quantized to three levels, pushes one, pops one or leaves the sta
 A `DiscreteStack` holds one stack per sequence of a DyNet batch, a tuple of tuples of symbol ids, top last. It
 never changes; `next` returns the stack after one action per sequence (`update`, the pure function). Nothing here
 is differentiable: the model makes the read differentiable in the action (eq. 6, `stackparse.models.nspda`) from
-the three candidate tops `candidates` gives.
+the three candidate tops `candidates` gives. `ArrayStack` is the same batch of stacks in numpy arrays, for the
+model's numpy mirror (`stackparse.models.arrays`), where a step must cost a few array operations whatever the batch.
 """
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
 from typing import NamedTuple, Sequence
+
+import numpy as np
 
 EMPTY = -1
 """What `top` gives for an empty stack (symbol ids are 0, 1, ...)."""
@@ -116,3 +119,43 @@ class TiledStack:
 
     def depths(self) -> list[int]:
         return self.base.depths() * self.copies
+
+
+@dataclass(frozen=True)
+class ArrayStack:
+    """The same batch of stacks as `DiscreteStack`, held in arrays for the numpy mirror of the NSPDA
+    (`stackparse.models.arrays`): `symbols` (B, capacity) int, stack b's symbols bottom first in its first
+    `depth[b]` columns, `depth` (B,) int. A value like `DiscreteStack`: `next` returns a new one. The
+    capacity is fixed when it is made (the bottom plus one push per step), so a step is a few array operations
+    whatever the batch size."""
+    symbols: np.ndarray
+    depth: np.ndarray
+
+    @classmethod
+    def empty(cls, batch_size: int, capacity: int, bottom: Sequence[int] = ()) -> ArrayStack:
+        """`batch_size` stacks of room for `capacity` symbols, each holding `bottom` (the bottom first)."""
+        symbols = np.full((batch_size, capacity), EMPTY, dtype=np.int64)
+        symbols[:, :len(bottom)] = bottom
+        return cls(symbols, np.full(batch_size, len(bottom), dtype=np.int64))
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.depth)
+
+    def top(self, depth: int = 0) -> np.ndarray:
+        """The symbol `depth` places below each top, EMPTY where there is none: (B,) int (`top`)."""
+        where = self.depth - 1 - depth
+        rows = np.arange(len(where))
+        return np.where(where >= 0, self.symbols[rows, np.maximum(where, 0)], EMPTY)
+
+    def next(self, actions: np.ndarray, symbols: np.ndarray) -> ArrayStack:
+        """The stacks after `actions[b]` in {-1, 0, 1} on stack b, pushing `symbols[b]` on PUSH (`update`: a
+        popped empty stack stays empty)."""
+        pushed = np.flatnonzero(actions == Action.PUSH)
+        table = self.symbols.copy()
+        table[pushed, self.depth[pushed]] = symbols[pushed]
+        return ArrayStack(table, np.maximum(self.depth + actions, 0))
+
+    def head(self, n: int) -> ArrayStack:
+        """The first n stacks (views: the batch's sequences still running when they are sorted longest first)."""
+        return ArrayStack(self.symbols[:n], self.depth[:n])

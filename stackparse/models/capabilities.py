@@ -25,6 +25,17 @@ class OnlineGradients(Protocol):
 
 
 @runtime_checkable
+class ArrayGradients(Protocol):
+    """a model whose gradient cell has a numpy mirror (rnn2, nspda2, nspda3)
+
+    `gradient_cell`'s step and loss in numpy with their derivatives (`stackparse.models.arrays`), what UORO runs
+    fast; None for a setting the mirror does not offer (the algorithms then use `gradient_cell`).
+    """
+
+    def array_cell(self) -> Any: ...
+
+
+@runtime_checkable
 class WeightTensors(Protocol):
     """a higher-order model (rnn2, nspda2, nspda3, nnpda)
 

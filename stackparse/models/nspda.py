@@ -59,6 +59,7 @@ from stackparse.config import SettingError, setting
 from stackparse.encoders.nspda import NSPDAConfig, NSPDAController, NSPDAState
 from stackparse.encoders.tensors import levels, outer
 from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack
+from stackparse.models.arrays import NSPDAArrays
 from stackparse.models.base import model_settings, register
 from stackparse.models.second_order import TensorConfig, TensorRNN
 from stackparse.sequences import reattach
@@ -227,6 +228,16 @@ class NSPDA(StackTensorRNN):
 
     def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):
         return self.nspda.step(state, x, ids, self.codes(), weights, self.quantize_states)
+
+    def array_cell(self) -> NSPDAArrays | None:
+        """`gradient_cell` in numpy, with its derivatives (`stackparse.models.arrays`), for every setting but
+        `discretize_training` (None then)."""
+        c = self.config
+        if c.discretize_training:
+            return None
+        return NSPDAArrays(c.hidden, self.n_inputs, self.parameter_count(), self.order, c.pairing, c.action_quantizer,
+                           c.read_values, c.readout, c.quantize_states, c.bottom,
+                           tuple(ALPHAS[a] for a in (Action.NO_OP, Action.PUSH, Action.POP)))
 
     def trace(self, state):
         """The action of the last step and the stack depth (first sequence of the batch)."""

@@ -30,6 +30,7 @@ import numpy as np
 from stackparse.cells import Cell, MemoryCell
 from stackparse.config import SettingError, setting
 from stackparse.encoders.tensors import discretized, init_scale_setting, outer, start_vector, weight_tensor
+from stackparse.models.arrays import SecondOrderArrays
 from stackparse.models.base import ModelConfig, SequenceModel, register
 from stackparse.sequences import reattach
 
@@ -162,6 +163,10 @@ class TensorRNN(SequenceModel):
             return Cell(lambda theta, vector, ids: transition(theta, vector, ids)[0], loss, initial), params
         return MemoryCell(transition, loss, initial, memory), params
 
+    def parameter_count(self) -> int:
+        """p: the numbers in `trained_parameters`."""
+        return sum(int(np.prod(p.shape())) for p in self.trained_parameters())
+
 
 @register
 class SecondOrderRNN(TensorRNN):
@@ -196,3 +201,10 @@ class SecondOrderRNN(TensorRNN):
 
     def state_tensors(self, state):
         return [state]
+
+    def array_cell(self):
+        """`gradient_cell` in numpy, with its derivatives (`stackparse.models.arrays`); None with
+        `discretize_training`, which it does not mirror."""
+        if self.config.discretize_training:
+            return None
+        return SecondOrderArrays(self.config.hidden, self.n_inputs, self.parameter_count())

@@ -30,28 +30,34 @@ UORO   (Tallec & Ollivier 2017, "Unbiased Online Recurrent Optimization", Algori
        The normalisers ρ0, ρ1 cancel in the product; they only balance the two factors' norms, which
        keeps the variance down.
 
-How (docs/gradients.md says why). The sequences run in lockstep as one DyNet batch, a sequence leaving it after its
-last step. A step is one graph holding two calls of the cell, the batch and d copies of it (copy c of sequence b at
-batch index c·n + b, its inputs repeated and its memory tiled alike), and one backward pass:
-- Copy c's output unit c is what is differentiated. RTRL gives each copy its own parameters, so the gradients at
-  copy c are row c of ∂f/∂s and of ∂f/∂θ. UORO feeds copy c the state s + α_c s̃ with α_c = 0: the gradient in α_c
-  is ((∂f/∂s) s̃)_c, the Jacobian-vector product, exact, one number per copy.
-- UORO runs the batch itself with the parameters θ + z_b, z_b = 0 one per sequence, and differentiates νᵀ s_t: the
-  gradient in z_b is sequence b's νᵀ ∂f/∂θ.
-- The loss is taken on s_t + β (β = 0, no gradient into s_t past it): the gradient in β is ∂ℓ/∂s_t.
+How (docs/gradients.md says why). The sequences run in lockstep, a sequence leaving after its last step.
+
+RTRL and BPTT run any DyNet `Cell`: a step is one graph holding two calls of the cell, the batch and d copies of it
+(copy c of sequence b at batch index c·n + b, its inputs repeated and its memory tiled alike), and one backward
+pass. RTRL gives each copy its own parameters, so the gradients at copy c are row c of ∂f/∂s and of ∂f/∂θ.
+
+UORO is one algorithm (`uoro`, its update `uoro_update`), in numpy over (n, p) arrays: θ̃ and s̃ of every sequence,
+updated in place. It sorts the minibatch longest first (stable), so that the running sequences are a prefix and
+their rows views; ν is still drawn in batch order. What it needs of a step, (∂f/∂s) s̃, each sequence's νᵀ ∂f/∂θ,
+∂ℓ/∂s_t and ∂ℓ/∂θ, comes from one of two sources:
+- `_ArraySteps`, a model's `ArrayCell` (`stackparse.models.arrays`: rnn2, nspda2 and nspda3 in numpy, the
+  derivatives written by hand, the per-sequence gradients of a linear layer batched as outer products): fast, what
+  training uses (`methods.Online`). It draws eq. 6's read values from `rng`.
+- `_DyNetSteps`, any DyNet `Cell` (the generic path, and the reference the mirror is tested against): copy c is
+  fed s + α_c s̃ with α_c = 0, so the gradient in α_c is ((∂f/∂s) s̃)_c, exact; the batch runs with θ + z_b
+  (z_b = 0, one per sequence) and νᵀ s_t is differentiated, so the gradient in z_b is νᵀ ∂f/∂θ; the loss is taken
+  on s_t + β (β = 0, no gradient into s_t past it), the gradient in β being ∂ℓ/∂s_t. Its B·p numbers a step are
+  read back from DyNet one at a time (40 to 110 ns each): slow, but no longer a second copy of the update.
 The parameters enter as constants, so their own gradients are left alone; `PrecomputedLoss` hands the result to the
-trainer. UORO keeps its vectors of p numbers per sequence (θ̃, νᵀ ∂f/∂θ) and the summed gradient in DyNet (`_Probes`):
-DyNet copies tensors to and from numpy one element at a time (40 to 110 ns each), which for B·p numbers per step
-would cost more than all the rest; a step's UORO update (ρ0, ρ1, s̃, θ̃, the gradient) is written into the next
-step's graph. DyNet's generator starts both calls of step t from one seed, drawn once from `rng`, plus t: cells that
-draw random numbers (the NSPDA's eq. 6 reads) then draw alike in the batch and its copies, and BPTT and RTRL alike
-given generators in the same state.
+trainer. DyNet's generator starts both calls of step t from one seed, drawn once from `rng`, plus t: cells that
+draw random numbers (the NSPDA's eq. 6 reads) then draw alike in the batch and its copies, and BPTT, RTRL and the
+DyNet UORO alike given generators in the same state.
 """
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Iterator, NamedTuple, Sequence
 
 import dynet as dy
 import numpy as np
@@ -59,6 +65,7 @@ import numpy as np
 from stackparse._dynet import product as matmul
 from stackparse.cells import Cell, advance, memory_of, tiled
 from stackparse.config import check, setting
+from stackparse.models.arrays import ArrayCell, Loss
 from stackparse.sequences import Example, pad, reattach
 
 METHODS = ("bptt", "tbptt", "rtrl", "uoro")
@@ -170,42 +177,130 @@ def rtrl(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example
     return Gradient(total, run.unflatten(grad))
 
 
-def uoro(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example], rng: np.random.Generator,
-         epsilon: float = 1e-7) -> Gradient:
+def uoro(cell: Cell | ArrayCell, params: Sequence[dy.Parameters], examples: Sequence[Example],
+         rng: np.random.Generator, epsilon: float = 1e-7) -> Gradient:
     """Unbiased online recurrent optimization: a rank-one, unbiased estimate of RTRL's gradient per sequence.
 
     Args:
-        cell, params, examples: as for `batch_gradient`.
-        rng: draws the seed of DyNet's generator (`rng.integers`), then at each step the signs ν of the n running
-            sequences, `rng.choice([-1.0, 1.0], size=(n, d))`, row b for the b-th of them.
+        cell: the recurrence and the loss: a DyNet `Cell`, or a model's `ArrayCell` (its numpy mirror, fast).
+        params, examples: as for `batch_gradient`.
+        rng: draws, for a DyNet cell, the seed of DyNet's generator (`rng.integers`) (for an `ArrayCell`, the eq. 6
+            read values it draws, if any), then at each step the signs ν of the n running sequences,
+            `rng.choice([-1.0, 1.0], size=(n, d))`, row b for the b-th of them in batch order.
         epsilon: keeps the normalisers finite while s̃ or θ̃ are zero.
     Returns:
         The loss (exact) and an unbiased estimate of its gradient.
     """
-    run = _Lockstep(cell, params, examples, rng)
-    probes = _Probes.of(run.size, run.d, run.batch_size)
-    s_tilde, total, last = np.zeros((run.d, run.batch_size)), 0.0, None
-    for t in run.steps():
-        rows, n = run.running, len(run.running)
-        nu = rng.choice([-1.0, 1.0], size=(n, run.d)).T                           # ν: (d, n)
+    order = np.argsort([-len(e) for e in examples], kind="stable")      # longest first: the running are a prefix
+    source = (_ArraySteps if isinstance(cell, ArrayCell) else _DyNetSteps)(cell, params, [examples[i] for i in order],
+                                                                          rng)
+    batch, d, size = len(examples), source.d, source.size
+    s_tilde, theta_tilde, grad, total = np.zeros((batch, d)), np.zeros((batch, size)), np.zeros(size), 0.0
+    for t in range(source.length):
+        n = int((source.lengths > t).sum())
+        nu = rng.choice([-1.0, 1.0], size=(n, d))[np.argsort(np.argsort(order[:n]))]     # batch order -> sorted
+        step = source.step(t, n, s_tilde[:n], nu)
+        uoro_update(s_tilde[:n], theta_tilde[:n], step.forward, step.vjp, nu, epsilon)
+        if step.loss is not None:
+            total += step.loss.total
+            grad += step.loss.params + np.einsum("bd,bd->b", step.loss.state, s_tilde[:n]) @ theta_tilde[:n]
+    return Gradient(total, source.unflatten(grad))
+
+
+def uoro_update(s_tilde: np.ndarray, theta_tilde: np.ndarray, forward: np.ndarray, vjp: np.ndarray, nu: np.ndarray,
+                epsilon: float) -> None:
+    """One step of UORO's update (module docstring), for n sequences at once, in place: s̃ and θ̃ are B·p numbers
+    that every step rewrites, and a fresh copy of them a step costs as much again as the update (measured).
+
+    Args:
+        s_tilde, theta_tilde: s̃_{t-1} (n, d) and θ̃_{t-1} (n, p), overwritten with s̃_t and θ̃_t.
+        forward: (∂f/∂s) s̃_{t-1}, (n, d). vjp: νᵀ ∂f/∂θ, (n, p), overwritten (scaled). nu: ν, (n, d).
+        epsilon: keeps ρ0 and ρ1 finite.
+    Returns:
+        Nothing: s_tilde and theta_tilde hold the result.
+    """
+    rho0 = np.sqrt((_norms(theta_tilde) + epsilon) / (_norms(forward) + epsilon))[:, None]
+    rho1 = np.sqrt((_norms(vjp) + epsilon) / (_norms(nu) + epsilon))[:, None]
+    s_tilde[:] = rho0 * forward + rho1 * nu
+    theta_tilde *= 1.0 / rho0
+    vjp *= 1.0 / rho1
+    theta_tilde += vjp
+
+
+def _norms(rows: np.ndarray) -> np.ndarray:
+    """The Euclidean norm of each row (one pass: `einsum`)."""
+    return np.sqrt(np.einsum("ij,ij->i", rows, rows))
+
+
+class _Step(NamedTuple):
+    """What UORO needs of step t of the n running sequences: (∂f/∂s) s̃ (n, d), νᵀ ∂f/∂θ (n, p), and the loss
+    (None where none of them is scored)."""
+    forward: np.ndarray
+    vjp: np.ndarray
+    loss: Loss | None
+
+
+class _ArraySteps:
+    """An `ArrayCell` stepped over the sorted minibatch: the parameters' values read once, the states and memory
+    of the running sequences (a prefix) kept in numpy."""
+
+    def __init__(self, cell: ArrayCell, params: Sequence[dy.Parameters], examples: Sequence[Example],
+                 rng: np.random.Generator):
+        self.cell, self.rng, self.size = cell, rng, cell.size
+        self.inputs, self.targets, self.mask = pad(list(examples))                  # (T, B) each
+        self.lengths, self.length = np.array([len(e) for e in examples]), len(self.inputs)
+        self.theta = [np.asarray(p.as_array(), dtype=float) for p in params]
+        self.shapes = [th.shape for th in self.theta]
+        self.state, self.memory = cell.start(len(examples), self.length, rng)
+        self.d, self.vjp = self.state.shape[1], np.zeros((len(examples), self.size))   # reused: module docstring
+
+    def step(self, t: int, n: int, s_tilde: np.ndarray, nu: np.ndarray) -> _Step:
+        memory = None if self.memory is None else self.memory.head(n)
+        state, self.memory, linear = self.cell.step(self.theta, self.state[:n], memory, self.inputs[t, :n], self.rng)
+        forward, vjp = self.cell.jvp(self.theta, linear, s_tilde), self.vjp[:n]
+        self.cell.vjp(linear, nu, vjp)
+        self.state = state
+        weights = self.mask[t, :n]
+        loss = self.cell.loss(self.theta, state, self.targets[t, :n], weights) if weights.any() else None
+        return _Step(forward, vjp, loss)
+
+    def unflatten(self, vector: np.ndarray) -> list[np.ndarray]:
+        """One array per parameter, from p numbers in DyNet's order (each column-major, in turn)."""
+        ends = np.cumsum([int(np.prod(s)) for s in self.shapes])[:-1]
+        return [piece.reshape(s, order="F") for piece, s in zip(np.split(vector, ends), self.shapes)]
+
+
+class _DyNetSteps:
+    """A DyNet `Cell` stepped over the sorted minibatch (`_Lockstep`), each step one graph (module docstring: How):
+    the batch with θ + z_b (νᵀ s_t differentiated), its d copies fed s + α_c s̃, the loss on s_t + β."""
+
+    def __init__(self, cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example],
+                 rng: np.random.Generator):
+        self.run, self.params = _Lockstep(cell, params, examples, rng), params
+        self.d, self.size, self.length, self.lengths = self.run.d, self.run.size, self.run.length, self.run.lengths
+        self.unflatten, self.steps = self.run.unflatten, self.run.steps()
+
+    def step(self, t: int, n: int, s_tilde: np.ndarray, nu: np.ndarray) -> _Step:
+        run, d = self.run, self.d
+        next(self.steps)                                       # drops the sequences that have ended: the last ones
         dy.renew_cg()
-        terms = [] if last is None else [probes.finish(last, s_tilde, epsilon)]    # θ̃ of the step before
-        s_prev, theta = run.state_input(), _constants(params)
-        s_new, memory = run.run(run.shifted(theta, probes.vjp_shift(rows)), s_prev, t, run.memory)
-        alpha = probes.alpha_shift(run.d * n)                                       # copy c: s + α_c s̃
-        copies = dy.concatenate_to_batch([s_prev] * run.d) + matmul(
-            dy.concatenate_to_batch([reattach([s_tilde[:, rows]])[0]] * run.d), alpha)
-        picked = run.copies(theta, copies, t)
-        loss = run.loss(run.shifted(theta, probes.gradient_sink()), dy.nobackprop(s_new) + probes.beta_shift(n), t)
-        terms += [dy.sum_batches(dy.dot_product(s_new, reattach([nu])[0])), dy.sum_batches(picked)]
-        dy.esum(terms + ([loss] if loss is not None else [])).backward()
-        total += 0.0 if loss is None else loss.value()
-        run.state[:, rows], run.memory = _values(s_new.npvalue(), run.d, n), memory
-        last = probes.update(rows, nu, loss is not None)
-    dy.renew_cg()
-    probes.finish(last, s_tilde, epsilon).backward()
-    probes.update(None)
-    return Gradient(total, run.unflatten(probes.grad.as_array()))
+        s_prev, theta = run.state_input(), _constants(self.params)
+        shifts = [dy.zeros(s, batch_size=n) for s in run.shapes]                  # z_b: θ + z_b for sequence b
+        s_new, memory = run.run([e + z for e, z in zip(theta, shifts)], s_prev, t, run.memory)
+        alpha = dy.zeros((1,), batch_size=d * n)                                   # copy c: s + α_c s̃
+        copies = dy.concatenate_to_batch([s_prev] * d) + matmul(
+            dy.concatenate_to_batch([reattach([s_tilde.T])[0]] * d), alpha)
+        picked = run.copies(_constants(self.params), copies, t)
+        beta, loss_theta = dy.zeros((d,), batch_size=n), _constants(self.params)
+        loss = run.loss(loss_theta, dy.nobackprop(s_new) + beta, t)               # β: ∂ℓ/∂s_t
+        terms = [dy.sum_batches(dy.dot_product(s_new, reattach([nu.T])[0])), dy.sum_batches(picked)]
+        dy.esum(terms + ([loss] if loss is not None else [])).backward(full=True)
+        forward = _values(alpha.gradient(), d, n).T
+        vjp = np.concatenate([np.asarray(z.gradient(), dtype=float).reshape(-1, n, order="F") for z in shifts]).T
+        if loss is not None:
+            loss = Loss(loss.value(), _values(beta.gradient(), d, n).T, _flatten([e.gradient() for e in loss_theta]))
+        run.state[:, run.running], run.memory = _values(s_new.npvalue(), d, n), memory
+        return _Step(forward, vjp, loss)
 
 
 class _Lockstep:
@@ -281,102 +376,6 @@ class _Lockstep:
         """One array per parameter, in its shape, from p numbers in DyNet's order (each column-major, in turn)."""
         return [piece.reshape(s, order="F") for piece, s in zip(np.split(np.asarray(vector, dtype=float),
                                                                          self.ends[:-1]), self.shapes)]
-
-
-class _Probes:
-    """What UORO keeps in DyNet (module docstring), p numbers a row, a row per sequence: θ̃ (two tables, one read
-    while the other is written) and νᵀ ∂f/∂θ (two: the step before's, read, and this step's, written); the summed
-    gradient; and the zeros whose gradients are (∂f/∂s) s̃ (one per copy) and ∂ℓ/∂s_t. DyNet turns a gradient into a
-    value only by a parameter update, so an update here adds each probe's gradient to its value (SGD at learning
-    rate -1, unclipped); the probes read are then set back to zero. Made once per size and reused (DyNet does not
-    give parameter memory back).
-
-    Written for DyNet's CPU kernels: a batch of vectors is scaled by a batched matrix product, (p, 1) (1, 1), and
-    summed by a product with ones, not by `cmult` with a broadcast scalar or `sum_batches` (10 to 30 times slower on
-    B·p numbers, measured); no backward pass broadcasts a scalar over B·p numbers."""
-    _made: dict[tuple[int, int], _Probes] = {}
-
-    def __init__(self, size: int, d: int, batch_size: int):
-        self.pc = dy.ParameterCollection()
-        self.tilde = [self.pc.add_lookup_parameters((batch_size, size), init=0.0) for _ in range(2)]
-        self.vjp = [self.pc.add_lookup_parameters((batch_size, size), init=0.0) for _ in range(2)]
-        self.grad = self.pc.add_parameters((size,), init=0.0)
-        self.alpha = self.pc.add_parameters((d * batch_size,), init=0.0)
-        self.beta = self.pc.add_parameters((d * batch_size,), init=0.0)
-        self.trainer = dy.SimpleSGDTrainer(self.pc, learning_rate=-1.0)
-        self.trainer.set_clip_threshold(0)
-        self.size, self.d, self.batch_size, self.current = size, d, batch_size, 0
-
-    @classmethod
-    def of(cls, size: int, d: int, batch_size: int) -> _Probes:
-        """Probes for p = `size` parameters, d state units and up to `batch_size` sequences, all zero."""
-        probes = cls._made.get((size, d))
-        if probes is None or probes.batch_size < batch_size:
-            probes = cls._made[(size, d)] = cls(size, d, batch_size)
-        for p in (*probes.tilde, *probes.vjp, probes.grad, probes.alpha, probes.beta):
-            p.zero()
-        probes.current = 0
-        return probes
-
-    def vjp_shift(self, rows: np.ndarray) -> dy.Expression:
-        """z_b = 0 for the sequences `rows`, (p,) x n: the batch's θ is θ + z, so that z_b's gradient is sequence
-        b's νᵀ ∂f/∂θ."""
-        return dy.lookup_batch(self.vjp[1 - self.current], rows.tolist())
-
-    def alpha_shift(self, copies: int) -> dy.Expression:
-        """α = 0, (1,) x copies."""
-        return dy.reshape(dy.pick_range(self.alpha.expr(True), 0, copies), (1,), batch_size=copies)
-
-    def beta_shift(self, n: int) -> dy.Expression:
-        """β = 0, (d,) x n."""
-        return dy.reshape(dy.pick_range(self.beta.expr(True), 0, self.d * n), (self.d,), batch_size=n)
-
-    def gradient_sink(self) -> dy.Expression:
-        """g - g = 0, (p,): what the loss's θ is shifted by, so that the update adds ∂ℓ/∂θ to g."""
-        g = self.grad.expr(True)
-        return g - dy.nobackprop(g)
-
-    def update(self, rows: np.ndarray | None, nu: np.ndarray | None = None, scored: bool = False):
-        """Apply the step's gradients to the probes; then what `finish` needs of the step (None after the last):
-        its rows, (∂f/∂s) s̃ and ν, (d, n) each, and ∂ℓ/∂s_t (None if unscored)."""
-        self.trainer.update()
-        self.tilde[self.current].zero()                   # θ̃ and νᵀ ∂f/∂θ of the step before, folded in
-        self.vjp[self.current].zero()
-        self.current = 1 - self.current
-        if rows is None:
-            return None
-        n = len(rows)
-        forward = _values(self.alpha.as_array()[:self.d * n], self.d, n)
-        dl_ds = _values(self.beta.as_array()[:self.d * n], n, self.d).T if scored else None
-        self.alpha.zero()
-        self.beta.zero()
-        return rows, forward, nu, dl_ds
-
-    def finish(self, last, s_tilde: np.ndarray, epsilon: float) -> dy.Expression:
-        """UORO's update of a step (module docstring), in the current graph: s̃ of its rows (written into
-        `s_tilde`), and the objective whose update writes θ̃ and adds (∂ℓ/∂s_t · s̃_t) θ̃_t to the gradient."""
-        rows, forward, nu, dl_ds = last
-        ids, n = rows.tolist(), len(rows)
-        tilde = dy.lookup_batch(self.tilde[self.current], ids, update=False)
-        vjp = dy.lookup_batch(self.vjp[self.current], ids, update=False)
-        norms = np.sqrt(_values(dy.concatenate([dy.squared_norm(tilde), dy.squared_norm(vjp)]).npvalue(), 2, n))
-        rho0 = np.sqrt((norms[0] + epsilon) / (np.linalg.norm(forward, axis=0) + epsilon))
-        rho1 = np.sqrt((norms[1] + epsilon) / (np.linalg.norm(nu, axis=0) + epsilon))
-        s_tilde[:, rows] = rho0 * forward + rho1 * nu
-        by_rho = reattach([np.stack([1 / rho0, 1 / rho1])])[0]                          # (2,) x n
-        new = matmul(dy.concatenate_cols([tilde, vjp]), by_rho)                        # θ̃_t: (p,) x n
-        written = dy.lookup_batch(self.tilde[1 - self.current], ids)
-        terms = [_total(dy.cmult(written, new), self.size, n)]
-        if dl_ds is not None:
-            weights = dy.inputTensor((dl_ds * s_tilde[:, rows]).sum(axis=0))           # ∂ℓ_t/∂s_t · s̃_t: (n,)
-            step = matmul(dy.reshape(new, (self.size, n)), weights)
-            terms.append(dy.dot_product(self.grad.expr(True), step))
-        return dy.esum(terms)
-
-
-def _total(batch: dy.Expression, size: int, n: int) -> dy.Expression:
-    """The sum of a batch of n vectors of `size` numbers, by products with ones (module docstring: `_Probes`)."""
-    return dy.sum_elems(matmul(dy.reshape(batch, (size, n)), dy.inputTensor(np.ones(n))))
 
 
 def _constants(params: Sequence[dy.Parameters]) -> list[dy.Expression]:

@@ -11,7 +11,7 @@ import dynet as dy
 import numpy as np
 
 from stackparse.config import SettingError, check, setting
-from stackparse.models.capabilities import OnlineGradients, Refinable, require
+from stackparse.models.capabilities import ArrayGradients, OnlineGradients, Refinable, require
 from stackparse.sequences import Example, detach, masked_nll, pad, reattach, unroll
 from stackparse.training.gradients import METHODS, GradientConfig, batch_gradient, precomputed_loss
 from stackparse.training.refinement import refined_losses
@@ -51,12 +51,15 @@ class TruncatedBPTT:
 @dataclass(frozen=True)
 class Online:
     """RTRL or UORO (`training.gradients`) through the model's `gradient_cell`, the minibatch's sequences in
-    lockstep: one `PrecomputedLoss` per minibatch, scaled like the BPTT loss (1 / the number of streams). The
+    lockstep (UORO through the model's numpy mirror of it, `array_cell`, where it has one: the same estimate,
+    faster; the eq. 6 read values are then drawn from `rng`, not DyNet's generator): one `PrecomputedLoss` per minibatch, scaled like the BPTT loss (1 / the number of streams). The
     per-step seeds and UORO's signs come from `rng`, the epoch's generator (a resumed run is exact)."""
     algorithm: str
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
         cell, params = model.gradient_cell()
+        if self.algorithm == "uoro" and isinstance(model, ArrayGradients):
+            cell = model.array_cell() or cell                     # None: a setting the numpy mirror lacks
         result = batch_gradient(GradientConfig(self.algorithm), cell, params, batch, rng)
         yield precomputed_loss(params, result, 1 / len(batch)), sum(sum(e.scored) for e in batch)
 
