@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 import dynet as dy
 import numpy as np
@@ -60,6 +60,7 @@ from stackparse._dynet import product as matmul
 from stackparse.cells import Cell, advance, memory_of, tiled
 from stackparse.config import check, setting
 from stackparse.sequences import Example, pad, reattach
+from stackparse.training.refinement import hint_matrix
 
 METHODS = ("bptt", "tbptt", "rtrl", "uoro")
 
@@ -84,7 +85,8 @@ class GradientConfig:
 
 
 def batch_gradient(config: GradientConfig, cell: Cell, params: Sequence[dy.Parameters],
-                   examples: Sequence[Example], rng: np.random.Generator) -> Gradient:
+                   examples: Sequence[Example], rng: np.random.Generator, refine: int = 1,
+                   hints: Callable[[Example], tuple] | None = None) -> Gradient:
     """dL/dθ for a minibatch by the configured method.
 
     Args:
@@ -93,38 +95,41 @@ def batch_gradient(config: GradientConfig, cell: Cell, params: Sequence[dy.Param
         params: the cell's parameters, in the order its functions receive them.
         examples: the sequences: each step's input goes to the step, its target to the loss where scored.
         rng: each step's seed for DyNet's generator, and UORO's random signs.
+        refine: K of iterative refinement (eq. 17): K passes per step (`_Lockstep`); 1 = none.
+        hints: an example's hint vector H (`stackparse.training.rules`), None for H = 0.
     Returns:
         The summed loss and its exact (UORO: unbiased estimate of the) gradient.
     """
     config.validate()
     if config.method == "rtrl":
-        return rtrl(cell, params, examples, rng)
+        return rtrl(cell, params, examples, rng, refine, hints)
     if config.method == "uoro":
-        return uoro(cell, params, examples, rng, config.epsilon)
-    return bptt(cell, params, examples, rng, config.truncation if config.method == "tbptt" else 0)
+        return uoro(cell, params, examples, rng, config.epsilon, refine, hints)
+    return bptt(cell, params, examples, rng, config.truncation if config.method == "tbptt" else 0, refine, hints)
 
 
 def bptt(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example], rng: np.random.Generator,
-         truncation: int = 0) -> Gradient:
+         truncation: int = 0, refine: int = 1, hints: Callable[[Example], tuple] | None = None) -> Gradient:
     """Backpropagation through time, full or truncated: the reference for the other methods.
 
     Args:
-        cell, params, examples, rng: as for `batch_gradient`.
-        truncation: cut the graph every this many steps (0: never), carrying the state's value.
+        cell, params, examples, rng, refine, hints: as for `batch_gradient`.
+        truncation: cut the graph every this many passes (steps, without refinement; 0: never), carrying the
+            state's value.
     Returns:
         The loss and its gradient (exact when nothing is cut).
     """
-    run = _Lockstep(cell, params, examples, rng)
+    run = _Lockstep(cell, params, examples, rng, refine, hints)
     steps, grad, total = run.steps(), np.zeros(run.size), 0.0
-    for _ in range(0, run.length, truncation or max(run.length, 1)):
+    for _ in range(0, run.passes, truncation or max(run.passes, 1)):
         dy.renew_cg()
         theta = _constants(params)
         state, running, losses = run.state_input(), run.running, []
-        for t in itertools.islice(steps, truncation or run.length):
+        for step in itertools.islice(steps, truncation or run.passes):
             if len(run.running) < len(running):
                 state = dy.pick_batch_elems(state, np.flatnonzero(np.isin(running, run.running)).tolist())
-            state, run.memory = run.run(theta, state, t, run.memory)
-            running, loss = run.running, run.loss(theta, state, t)
+            state, run.memory = run.run(theta, state, step, run.memory)
+            running, loss = run.running, run.loss(theta, state, step)
             losses += [loss] if loss is not None else []
         run.state[:, running] = _values(state.npvalue(), run.d, len(running))
         if losses:
@@ -136,27 +141,27 @@ def bptt(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example
 
 
 def rtrl(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example],
-         rng: np.random.Generator) -> Gradient:
+         rng: np.random.Generator, refine: int = 1, hints: Callable[[Example], tuple] | None = None) -> Gradient:
     """Real-time recurrent learning: the exact gradient by forward accumulation of P_t = ds_t/dθ.
 
     Args:
-        cell, params, examples, rng: as for `batch_gradient`.
+        cell, params, examples, rng, refine, hints: as for `batch_gradient`.
     Returns:
         The loss and its gradient, equal to BPTT's up to rounding.
     """
-    run = _Lockstep(cell, params, examples, rng)
+    run = _Lockstep(cell, params, examples, rng, refine, hints)
     influence = np.zeros((run.batch_size, run.d, run.size))        # P_t of each sequence: (B, d, p)
     grad, total = np.zeros(run.size), 0.0
-    for t in run.steps():
+    for step in run.steps():
         rows, n = run.running, len(run.running)
         dy.renew_cg()
         s_prev, theta = run.state_input(), _constants(params)
-        s_new, memory = run.run(theta, s_prev, t, run.memory)
+        s_new, memory = run.run(theta, s_prev, step, run.memory)
         copies = dy.concatenate_to_batch([s_prev] * run.d)                        # (d,) x d·n
         shifts = [dy.zeros(s, batch_size=run.d * n) for s in run.shapes]          # each copy's own θ
-        picked = run.copies([e + z for e, z in zip(_constants(params), shifts)], copies, t)
+        picked = run.copies([e + z for e, z in zip(_constants(params), shifts)], copies, step)
         beta, loss_theta = dy.zeros((run.d,), batch_size=n), _constants(params)
-        loss = run.loss(loss_theta, dy.nobackprop(s_new) + beta, t)           # β: ∂ℓ/∂s_t
+        loss = run.loss(loss_theta, dy.nobackprop(s_new) + beta, step)           # β: ∂ℓ/∂s_t
         (dy.sum_batches(picked) + (loss if loss is not None else 0)).backward(full=True)
         ds_ds = _values(copies.gradient(), run.d, run.d, n).transpose(2, 1, 0)   # row c from copy c: (n, d, d)
         ds_dtheta = np.concatenate([np.asarray(z.gradient(), dtype=float).reshape(-1, run.d * n, order="F")
@@ -171,32 +176,32 @@ def rtrl(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example
 
 
 def uoro(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example], rng: np.random.Generator,
-         epsilon: float = 1e-7) -> Gradient:
+         epsilon: float = 1e-7, refine: int = 1, hints: Callable[[Example], tuple] | None = None) -> Gradient:
     """Unbiased online recurrent optimization: a rank-one, unbiased estimate of RTRL's gradient per sequence.
 
     Args:
-        cell, params, examples: as for `batch_gradient`.
-        rng: draws the seed of DyNet's generator (`rng.integers`), then at each step the signs ν of the n running
+        cell, params, examples, refine, hints: as for `batch_gradient`.
+        rng: draws the seed of DyNet's generator (`rng.integers`), then at each pass the signs ν of the n running
             sequences, `rng.choice([-1.0, 1.0], size=(n, d))`, row b for the b-th of them.
         epsilon: keeps the normalisers finite while s̃ or θ̃ are zero.
     Returns:
         The loss (exact) and an unbiased estimate of its gradient.
     """
-    run = _Lockstep(cell, params, examples, rng)
+    run = _Lockstep(cell, params, examples, rng, refine, hints)
     probes = _Probes.of(run.size, run.d, run.batch_size)
     s_tilde, total, last = np.zeros((run.d, run.batch_size)), 0.0, None
-    for t in run.steps():
+    for step in run.steps():
         rows, n = run.running, len(run.running)
         nu = rng.choice([-1.0, 1.0], size=(n, run.d)).T                           # ν: (d, n)
         dy.renew_cg()
         terms = [] if last is None else [probes.finish(last, s_tilde, epsilon)]    # θ̃ of the step before
         s_prev, theta = run.state_input(), _constants(params)
-        s_new, memory = run.run(run.shifted(theta, probes.vjp_shift(rows)), s_prev, t, run.memory)
+        s_new, memory = run.run(run.shifted(theta, probes.vjp_shift(rows)), s_prev, step, run.memory)
         alpha = probes.alpha_shift(run.d * n)                                       # copy c: s + α_c s̃
         copies = dy.concatenate_to_batch([s_prev] * run.d) + matmul(
             dy.concatenate_to_batch([reattach([s_tilde[:, rows]])[0]] * run.d), alpha)
-        picked = run.copies(theta, copies, t)
-        loss = run.loss(run.shifted(theta, probes.gradient_sink()), dy.nobackprop(s_new) + probes.beta_shift(n), t)
+        picked = run.copies(theta, copies, step)
+        loss = run.loss(run.shifted(theta, probes.gradient_sink()), dy.nobackprop(s_new) + probes.beta_shift(n), step)
         terms += [dy.sum_batches(dy.dot_product(s_new, reattach([nu])[0])), dy.sum_batches(picked)]
         dy.esum(terms + ([loss] if loss is not None else [])).backward()
         total += 0.0 if loss is None else loss.value()
@@ -208,18 +213,32 @@ def uoro(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example
     return Gradient(total, run.unflatten(probes.grad.as_array()))
 
 
+class Pass(NamedTuple):
+    """One application of the cell in the unrolled sequence: the step itself, or a refinement pass before it."""
+    t: int          # the input step
+    refine: bool    # a refinement pass (eq. 17): the recurrence again on x_t, the memory left alone
+    index: int      # its place among all passes: DyNet's generator starts it from the seed plus this
+
+
 class _Lockstep:
     """The sequences of a minibatch stepped together as one DyNet batch: the state values of each, flattened in
     DyNet's (column-major) order, (d, B); the indices of those still running and their memory. A sequence leaves
-    the batch after its last step (its remaining steps would be unscored: they change no gradient). DyNet's
-    generator starts each step from a seed drawn once from `rng`, plus t."""
+    the batch after its last step (its remaining steps would be unscored: they change no gradient). With
+    refinement (`refine` K > 1, `stackparse.training.refinement`, eq. 17) each step is K passes, K - 1 refinement
+    passes (`Cell.refine`) and the step, every one scored where the step is, except the refinement passes of a
+    hinted step (its S(t) = 1: those sequences keep their state through them). DyNet's generator starts each pass
+    from a seed drawn once from `rng`, plus the pass's index."""
 
     def __init__(self, cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example],
-                 rng: np.random.Generator):
+                 rng: np.random.Generator, refine: int = 1, hints: Callable[[Example], tuple] | None = None):
         self.cell, self.batch_size = cell, len(examples)
         self.inputs, self.targets, self.mask = pad(list(examples))                  # (T, B) each
         self.lengths, self.length = np.array([len(e) for e in examples]), len(self.inputs)
-        self.seed = int(rng.integers(1, 2 ** 31 - 1 - self.length))
+        if refine > 1 and cell.refine is None:
+            raise ValueError("refinement needs a cell with a refinement pass (Cell.refine)")
+        self.refine, self.passes = refine, self.length * refine
+        self.hinted = hint_matrix(list(examples), self.length, hints if refine > 1 else None)   # H: (T, B)
+        self.seed = int(rng.integers(1, 2 ** 31 - 1 - self.passes))
         self.shape, self.d = cell.initial.shape, cell.initial.size
         self.shapes = [tuple(p.shape()) for p in params]
         self.ends = np.cumsum([int(np.prod(s)) for s in self.shapes])
@@ -228,14 +247,16 @@ class _Lockstep:
         self.running = np.arange(self.batch_size)
         self.memory = memory_of(cell, [0] * self.batch_size)
 
-    def steps(self) -> Iterator[int]:
-        """The steps t = 0, 1, ...; before each, the sequences that have ended leave `running` and `memory`."""
+    def steps(self) -> Iterator[Pass]:
+        """The passes of steps t = 0, 1, ... in order; before a step's first, the sequences that have ended leave
+        `running` and `memory`."""
         for t in range(self.length):
             still = self.lengths[self.running] > t
             if not still.all():
                 self.memory = memory_of(self.cell, np.flatnonzero(still).tolist(), self.memory)
                 self.running = self.running[still]
-            yield t
+            for k in range(self.refine):
+                yield Pass(t, k < self.refine - 1, t * self.refine + k)
 
     def state_input(self) -> dy.Expression:
         """s_{t-1} of the running sequences, a constant: (d,) x n."""
@@ -245,30 +266,33 @@ class _Lockstep:
         """Step t's entries (inputs or targets: `rows`) of the running sequences, all of them `copies` times."""
         return [rows[t][b] for b in self.running] * copies
 
-    def run(self, params: list[dy.Expression], state: dy.Expression, t: int, memory):
-        """The cell's step t on the running sequences (or their copies, as `state` and `memory` are), DyNet's
-        generator started from step t's seed: (s_t flattened, (d,) x N, computed; m_t)."""
-        dy.reset_random_seed(self.seed + t)
+    def run(self, params: list[dy.Expression], state: dy.Expression, step: Pass, memory):
+        """The cell's pass `step` on the running sequences (or their copies, as `state` and `memory` are), DyNet's
+        generator started from the pass's seed: (s flattened, (d,) x N, computed; the memory after it)."""
+        dy.reset_random_seed(self.seed + step.index)
         repeats = state.dim()[1] // len(self.running)
-        out, memory = advance(self.cell, params, dy.reshape(state, self.shape), self.items(self.inputs, t, repeats),
-                              memory)
+        xs, state = self.items(self.inputs, step.t, repeats), dy.reshape(state, self.shape)
+        if step.refine:
+            out = self.cell.refine(params, state, xs, np.array(self.items(self.hinted, step.t, repeats)))
+        else:
+            out, memory = advance(self.cell, params, state, xs, memory)
         out = dy.reshape(out, (self.d,))
         out.forward()
         return out, memory
 
-    def copies(self, params: list[dy.Expression], states: dy.Expression, t: int) -> dy.Expression:
-        """Step t on d copies of the running sequences (`states`, (d,) x d·n, copy c of sequence b at c·n + b):
-        each copy's unit c of s_t, (1,) x d·n."""
+    def copies(self, params: list[dy.Expression], states: dy.Expression, step: Pass) -> dy.Expression:
+        """Pass `step` on d copies of the running sequences (`states`, (d,) x d·n, copy c of sequence b at c·n + b):
+        each copy's unit c of its s, (1,) x d·n."""
         n = len(self.running)
-        out, _ = self.run(params, states, t, tiled(self.cell, self.memory, self.d))
+        out, _ = self.run(params, states, step, tiled(self.cell, self.memory, self.d))
         return dy.pick_batch(out, np.repeat(np.arange(self.d), n).tolist())
 
-    def loss(self, params: list[dy.Expression], state: dy.Expression, t: int) -> dy.Expression | None:
-        """Σ_b ℓ(θ, s_t, y_t) over the running sequences scored at step t (state: (d,) x n); None if none is."""
-        weights = self.mask[t, self.running]
+    def loss(self, params: list[dy.Expression], state: dy.Expression, step: Pass) -> dy.Expression | None:
+        """Σ_b ℓ(θ, s, y_t) over the running sequences that pass `step` scores (state: (d,) x n); None if none."""
+        weights = self.mask[step.t, self.running] * ~(self.hinted[step.t, self.running] & step.refine)
         if not weights.any():
             return None
-        losses = self.cell.loss(params, dy.reshape(state, self.shape), self.items(self.targets, t))
+        losses = self.cell.loss(params, dy.reshape(state, self.shape), self.items(self.targets, step.t))
         return dy.sum_batches(losses if weights.all() else dy.cmult(losses, reattach([weights[None]])[0]))
 
     def shifted(self, theta: list[dy.Expression], shift: dy.Expression) -> list[dy.Expression]:
