@@ -25,6 +25,10 @@ class Cell:
     loss(params, state, ys): (1,) x N, each sequence's loss at this step given its target ys[b]. The algorithms
         weight it (0 where a sequence is not scored), so each ys[b] is a real target.
     initial: one sequence's state before its first input, a constant array (P_0 = 0).
+    refine(params, state, xs, hold): iterative refinement's pass (NSPDA eq. 17, `stackparse.training.refinement`):
+        the recurrence again on the step's inputs with any memory left as it is, the states of the sequences that
+        `hold` marks ((N,) bool) kept as they are; None for a cell that cannot refine. A memory cell's refinement
+        neither reads nor changes its memory, so it is not an argument.
 
     `params` stand for the cell's parameters, in the order the algorithms are given them; the functions must reach
     the parameters only through them (a `dy.Parameters` used directly is invisible to RTRL and UORO), and each may
@@ -36,6 +40,7 @@ class Cell:
     step: Step
     loss: Loss
     initial: np.ndarray
+    refine: Step | None = None
 
 
 @dataclass(frozen=True)

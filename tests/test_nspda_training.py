@@ -4,6 +4,7 @@ own step, refinement's K = 1 is the plain loss and its passes backpropagate."""
 import stackparse  # noqa: F401  (configures DyNet before its first import)
 
 import dataclasses
+import itertools
 
 import dynet as dy
 import numpy as np
@@ -16,7 +17,7 @@ from stackparse.sequences import Example
 from stackparse.tasks import get_task
 from stackparse.tasks.grammar import GrammarTask
 from stackparse.training import TrainConfig, Trainer
-from stackparse.training.gradients import bptt, rtrl
+from stackparse.training.gradients import bptt, rtrl, uoro
 from stackparse.training.methods import GradientSettings, gradient_method, segment_losses
 from stackparse.training.refinement import refined_losses
 from stackparse.training.rules import insert_rules
@@ -111,8 +112,8 @@ def test_online_gradients_refuse_the_nnpda_in_one_line():
         gradient_method(GradientSettings(grad="rtrl"), model, TrainConfig().bptt)
     with pytest.raises(UserError, match="grad must be one of"):
         GradientSettings(grad="rprop").validate()
-    with pytest.raises(UserError, match="runs with grad bptt only"):
-        GradientSettings(refine=4).validate()
+    with pytest.raises(UserError, match="runs with grad bptt, rtrl or uoro"):
+        GradientSettings(refine=4, grad="tbptt").validate()
 
 
 def refinement_loss(model_name, passes, hints=None, batch=None):
@@ -197,6 +198,39 @@ def test_rule_hints_mark_the_steps_of_inserted_moves():
     assert insert_rules(model, task.pda, SequenceTraining(insert_rules=0.0), seed=1) is None
 
 
+@pytest.mark.parametrize("model_name", ["rnn2", "nspda2", "nspda3"])
+def test_online_refinement_is_the_refined_graphs_gradient(model_name):
+    """RTRL with K = 3 and hints (the second sequence's middle step hinted) gives the loss and the gradient of eq.
+    17's graph (`refined_losses`, BPTT through the model's own refinement), on a batch of unequal lengths."""
+    model, batch, _ = refinement_loss(model_name, 1, batch=[Example((0, 0, 1, 1), (0, 0, 0, 1), (True,) * 4, 4),
+                                                            Example((0, 1, 1), (1, 0, 0), (True,) * 3, 3)])
+    hints = {batch[0]: (False,) * 4, batch[1]: (False, True, False)}.__getitem__
+    cell, params = model.gradient_cell()
+    forward = rtrl(cell, params, batch, np.random.default_rng(0), refine=3, hints=hints)
+    [(loss, n)] = list(refined_losses(model, batch, 3, hints))
+    assert n == 3 * 7 - 2
+    assert loss.value() * len(batch) == pytest.approx(forward.loss, rel=1e-5)
+    loss.backward()
+    for p, g in zip(params, forward.grads):
+        np.testing.assert_allclose(p.grad_as_array() * len(batch), g, atol=1e-5)
+
+
+def test_online_refinement_averaged_over_every_sign_sequence_is_exact():
+    """UORO with refinement (K = 2; rnn2 with 2 state neurons; a string of 2 steps: 4 passes) averaged over all 2^8
+    sign sequences equals RTRL's exact gradient."""
+    from tests.test_gradients import Signs, flat
+    pc = dy.ParameterCollection()
+    cls = get_model_class("rnn2")
+    model = cls(pc, cls.Config(hidden=2), 2, 2)
+    model.training = True
+    batch = [Example((0, 1), (1, 0), (True, True), 2)]
+    cell, params = model.gradient_cell()
+    exact = rtrl(cell, params, batch, np.random.default_rng(0), refine=2)
+    estimates = [flat(uoro(cell, params, batch, Signs(np.array(bits).reshape(4, 1, 2)), refine=2).grads)
+                 for bits in itertools.product([-1.0, 1.0], repeat=8)]
+    np.testing.assert_allclose(np.mean(estimates, axis=0), flat(exact.grads), rtol=0, atol=1e-6)
+
+
 def test_refinement_trains_through_the_trainer(tmp_path):
     objective = trained(tmp_path, "nspda2", "bptt", refine=2)
     assert dataclasses.asdict(objective.data)["refine"] == 2
@@ -207,11 +241,11 @@ def test_refinement_trains_through_the_trainer(tmp_path):
 def test_train_with_rtrl_from_the_command_line(tmp_path):
     import json
     tiny = ["--epochs", "1", "--epoch-size", "8", "--hidden", "2", "--quiet"]
-    online = ["--refine", "1"]            # the grammar tasks' default refinement runs with grad bptt only
+    online = ["--refine", "1"]
     cli_run("train", "pda-anbn", "--model", "nspda2", "--grad", "rtrl", *online, "--out", tmp_path / "r", *tiny)
     assert json.loads((tmp_path / "r" / "config.json").read_text())["data"]["grad"] == "rtrl"
-    assert "runs with grad bptt only" in cli_run("train", "pda-anbn", "--model", "rnn2", "--grad", "uoro",
-                                                 "--out", tmp_path / "f", *tiny, ok=False)
+    assert "runs with grad bptt, rtrl or uoro" in cli_run("train", "pda-anbn", "--model", "rnn2", "--grad", "tbptt",
+                                                          "--out", tmp_path / "f", *tiny, ok=False)
     assert "--grad must be one of" in cli_run("train", "pda-anbn", "--model", "rnn2", "--grad", "x",
                                               "--out", tmp_path / "a", *tiny, ok=False)
     assert "nnpda's analog stack" in cli_run("train", "pda-anbn", "--model", "nnpda", "--grad", "uoro", *online,

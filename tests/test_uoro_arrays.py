@@ -92,18 +92,22 @@ def test_the_mirror_steps_as_the_model_does(name, options):
         assert loss.total == pytest.approx(float(mask[t] @ nll.npvalue().reshape(-1)), rel=1e-6, abs=1e-6)
 
 
+@pytest.mark.parametrize("refine", [1, 2])
 @pytest.mark.parametrize("name, options", SETTINGS)
-def test_the_mirrors_products_are_the_dynet_cells(name, options):
-    """Each step's (∂f/∂s) s̃, νᵀ ∂f/∂θ per sequence, ∂ℓ/∂s and ∂ℓ/∂θ, for random s̃ and ν, equal those DyNet's
-    reverse mode gives the model's gradient cell (`_DyNetSteps`), the running sequences a shrinking prefix."""
+def test_the_mirrors_products_are_the_dynet_cells(name, options, refine):
+    """Each pass's (∂f/∂s) s̃, νᵀ ∂f/∂θ per sequence, ∂ℓ/∂s and ∂ℓ/∂θ, for random s̃ and ν, equal those DyNet's
+    reverse mode gives the model's gradient cell (`_DyNetSteps`), the running sequences a shrinking prefix; with
+    refinement (K = 2, every other step of each sequence hinted) too."""
     model, batch = model_of(name, options), sorted(batch_of(), key=len, reverse=True)
     cell, params = model.gradient_cell()
-    fast, slow = _ArraySteps(model.array_cell(), params, batch, None), _DyNetSteps(cell, params, batch, Signs([]))
+    hints = {e: tuple(t % 2 == 1 for t in range(len(e))) for e in batch}.__getitem__
+    fast = _ArraySteps(model.array_cell(), params, batch, None, refine, hints)
+    slow = _DyNetSteps(cell, params, batch, Signs([]), refine, hints)
     rng = np.random.default_rng(2)
-    for t in range(fast.length):
-        n = int((fast.lengths > t).sum())
+    for step, same in zip(fast.steps(), slow.steps()):
+        n = int((fast.lengths > step.t).sum())
         s_tilde, nu = rng.normal(size=(n, fast.d)), rng.choice([-1.0, 1.0], size=(n, fast.d))
-        a, b = fast.step(t, n, s_tilde, nu), slow.step(t, n, s_tilde, nu)
+        a, b = fast.step(step, n, s_tilde, nu), slow.step(same, n, s_tilde, nu)
         np.testing.assert_allclose(a.forward, b.forward, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(a.vjp, b.vjp, rtol=1e-5, atol=1e-5)
         assert (a.loss is None) == (b.loss is None)
@@ -124,6 +128,23 @@ def test_uoro_by_the_mirror_is_uoro_by_the_dynet_cell(name, options):
     fast, slow = uoro(model.array_cell(), params, batch, Signs(signs)), uoro(cell, params, batch, Signs(signs))
     assert fast.loss == pytest.approx(slow.loss, rel=1e-6)
     assert fast.loss == pytest.approx(bptt(cell, params, batch, np.random.default_rng(0)).loss, rel=1e-6)
+    np.testing.assert_allclose(flat(fast.grads), flat(slow.grads), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name, options", SETTINGS)
+def test_refined_uoro_by_the_mirror_is_the_dynet_cells(name, options):
+    """With refinement (K = 3) and hints (every third step of each sequence hinted), given the same signs (one set
+    a pass), the mirror's estimate and loss are the DyNet cell's, and the loss is the refined BPTT's."""
+    model, batch = model_of(name, options), batch_of()
+    cell, params = model.gradient_cell()
+    hints = {e: tuple(t % 3 == 1 for t in range(len(e))) for e in batch}.__getitem__
+    signs = lockstep_signs([np.random.default_rng(len(e)).choice([-1.0, 1.0], size=(3 * len(e), cell.initial.size))
+                            for e in batch])
+    signs = [pass_signs for t in range(max(LENGTHS)) for pass_signs in signs[3 * t:3 * t + 3]]
+    fast = uoro(model.array_cell(), params, batch, Signs(signs), refine=3, hints=hints)
+    slow = uoro(cell, params, batch, Signs(signs), refine=3, hints=hints)
+    assert fast.loss == pytest.approx(slow.loss, rel=1e-6)
+    assert fast.loss == pytest.approx(bptt(cell, params, batch, np.random.default_rng(0), 0, 3, hints).loss, rel=1e-6)
     np.testing.assert_allclose(flat(fast.grads), flat(slow.grads), rtol=1e-5, atol=1e-5)
 
 

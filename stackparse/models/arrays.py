@@ -96,6 +96,8 @@ class ArrayCell:
 
     start(n, steps, rng) -> (states (n, d), memory): before the first input, room for `steps` steps.
     step(theta, states, memory, xs, rng) -> (states, memory, linearization): one step on input ids xs (n,).
+    refine(theta, states, xs) -> (states, linearization): iterative refinement's pass (eq. 17, `Refinable.refine`):
+        the recurrence again on xs, any memory and its read left as they are.
     jvp(theta, linearization, tangents) -> (∂f/∂s) tangents, (n, d).
     vjp(linearization, cotangents, out) -> each sequence's cotangentsᵀ ∂f/∂θ, written into out (n, p), DyNet's
         order: the recurrence's columns (the first ones); the readout's, which the step does not use, are left as
@@ -129,6 +131,11 @@ class SecondOrderArrays(ArrayCell):
         y = sigmoid(product @ W.T + b)
         return y, None, (factors, product, y * (1.0 - y))
 
+    def refine(self, theta, states, xs):
+        """Stepping again: the model has no memory."""
+        states, _, linearization = self.step(theta, states, None, xs, None)
+        return states, linearization
+
     def jvp(self, theta, linearization, tangents):
         factors, _, slope = linearization
         return slope * (outer_tangent(factors, [tangents, None]) @ theta[0].T)
@@ -149,6 +156,7 @@ class _NSPDAStep(NamedTuple):
     state_slope: np.ndarray             # ∂s^t/∂z^t: (n, N)
     action_slope: np.ndarray            # ∂a^t/∂A^t: (n,)
     read_slope: np.ndarray              # ∂r^t/∂a^t: (n, R)
+    refine: bool = False                # a refinement pass: no action, r^t = r^{t-1}
 
 
 @dataclass(frozen=True)
@@ -206,12 +214,24 @@ class NSPDAArrays(ArrayCell):
             return [s, np.concatenate([r, x], axis=1)], lambda ts, tr: [ts, np.concatenate([tr, 0 * x], axis=1)]
         return [np.concatenate([s, r], axis=1), x], lambda ts, tr: [np.concatenate([ts, tr], axis=1), None]
 
-    def step(self, theta, states, stack, xs, rng):
-        Ws, bs, Wa, ba = theta[:4]
+    def transition(self, theta, states, xs):
+        """Eq. 1: (s^t, P^t's factors and their tangent map, P^t, y = sigmoid(z^t)) from the state [s; r] and xs."""
         factors, tangent = self.factors(states[:, :self.n], states[:, self.n:], np.eye(self.inputs)[xs])
         product = outer(factors)
-        y = sigmoid(product @ Ws.T + bs)                                           # eq. 1, before g
+        y = sigmoid(product @ theta[0].T + theta[1])                               # eq. 1, before g
         s = (y > 0.5).astype(float) if self.quantize_states else y                 # g: a tie goes down (`levels`)
+        return s, factors, tangent, product, y
+
+    def refine(self, theta, states, xs):
+        """Eq. 1 again on x^t with the read as it is (`NSPDA.refine_cell`); the stack is not touched."""
+        s, factors, tangent, product, y = self.transition(theta, states, xs)
+        none = np.zeros(len(states))
+        return (np.concatenate([s, states[:, self.n:]], axis=1),
+                _NSPDAStep(factors, tangent, product, y * (1.0 - y), none, none[:, None], refine=True))
+
+    def step(self, theta, states, stack, xs, rng):
+        Wa, ba = theta[2], theta[3]
+        s, factors, tangent, product, y = self.transition(theta, states, xs)
         A = product @ Wa[0] + ba[0]                                                # eq. 2: (n,)
         if self.action_quantizer == "paper":
             f = 2.0 * sigmoid(A) - 1.0                                             # eq. 7, cut as eq. 14
@@ -229,12 +249,15 @@ class NSPDAArrays(ArrayCell):
 
     def jvp(self, theta, step: _NSPDAStep, tangents):
         dP = outer_tangent(step.factors, step.tangent(tangents[:, :self.n], tangents[:, self.n:]))
-        dz, dA = dP @ theta[0].T, dP @ theta[2][0]
-        return np.concatenate([step.state_slope * dz, step.read_slope * (step.action_slope * dA)[:, None]], axis=1)
+        ds = step.state_slope * (dP @ theta[0].T)
+        if step.refine:                                                            # r^t = r^{t-1}
+            return np.concatenate([ds, tangents[:, self.n:]], axis=1)
+        dA = dP @ theta[2][0]
+        return np.concatenate([ds, step.read_slope * (step.action_slope * dA)[:, None]], axis=1)
 
     def vjp(self, step: _NSPDAStep, cotangents, out):
         g_state = cotangents[:, :self.n] * step.state_slope
-        g_action = (cotangents[:, self.n:] * step.read_slope).sum(axis=1) * step.action_slope
+        g_action = (cotangents[:, self.n:] * step.read_slope).sum(axis=1) * step.action_slope   # 0 when refining
         state_part = (step.product.shape[1] + 1) * self.n                          # W^s, b^s; then W^a, b^a
         affine_vjp(step.product, g_state, out[:, :state_part])
         affine_vjp(step.product, g_action[:, None], out[:, state_part:])

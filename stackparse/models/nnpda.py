@@ -47,8 +47,11 @@ class NNPDA(StackTensorRNN):
     # Sun et al.'s network has one form: its state reads the stack's top beside the input, its response sees the
     # state and the read; its action is tanh(A) itself (`cell`), so the quantizer named here is never used.
     fixed = {"pairing": "read-input", "action_quantizer": "round", "readout": "state-read"}
-    # RTRL and UORO need a state of fixed size; the analog stack grows with the string.
+    # RTRL and UORO need a state of fixed size; the analog stack grows with the string: the NNPDA trains by the
+    # task's gradient algorithm (BPTT on the grammar tasks), the one departure from the paper's UORO for every
+    # higher-order network.
     gradient_cell = None
+    default_training = {"data": {k: v for k, v in StackTensorRNN.default_training["data"].items() if k != "grad"}}
 
     extra_reads = 1
 

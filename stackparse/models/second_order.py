@@ -61,8 +61,9 @@ class TensorRNN(SequenceModel):
     state whose differentiable part is not one vector says how it packs into one (`pack`, `unpack`)."""
     Config = TensorConfig
     # The NSPDA paper: "All higher-order RNNs made use of our proposed adaptive noise regularizer" (Algorithm 2;
-    # its beta is not given: 1 is our choice).
-    default_training = {"data": {"noise": 1.0, "noise_kind": "algorithm2"}}
+    # its beta is not given: 1 is our choice), and "for higher order networks, UORO performed better and we use this
+    # to optimize all RNNs of this type" (Experimental details), with the refinement the task asks for.
+    default_training = {"data": {"noise": 1.0, "noise_kind": "algorithm2", "grad": "uoro"}}
 
     def __init__(self, pc, config: TensorConfig, n_inputs, n_outputs, state_size: int | None = None):
         super().__init__(pc, config, n_inputs, n_outputs)
@@ -113,10 +114,11 @@ class TensorRNN(SequenceModel):
         """The recurrence again on x with any memory left as it is (`Refinable`); `cell` for a memoryless model."""
         return self.cell(state, x, ids, weights)
 
-    def refine(self, state, ids, hold=None):
-        """`refine_cell` on the step's input; the sequences `hold` marks keep their state (`Refinable`)."""
-        new = self.refine_cell(state, self.embed(ids), ids, self.weights())
-        if hold is None:
+    def refine(self, state, ids, hold=None, weights: list[dy.Expression] | None = None):
+        """`refine_cell` on the step's input with `weights` (None: `weights()`); the sequences `hold` marks keep
+        their state (`Refinable`)."""
+        new = self.refine_cell(state, self.embed(ids), ids, self.weights() if weights is None else weights)
+        if hold is None or not np.any(hold):
             return new
         (old, rest), (vector, _) = self.pack(state), self.pack(new)
         held = np.asarray(hold, dtype=float).reshape(1, -1)
@@ -143,7 +145,7 @@ class TensorRNN(SequenceModel):
         return vector
 
     def gradient_cell(self) -> tuple[Cell, list[dy.Parameters]]:
-        """This model's step (`cell`) and loss (-log softmax of `response`) as a cell for the gradient methods, and
+        """This model's step (`cell`), refinement pass (`refine`) and loss (-log softmax of `response`) as a cell for the gradient methods, and
         its parameters in order: the recurrence's, then V and c. A step's inputs are the batch's input ids, the
         loss's targets its target ids; `pack`'s rest, when there is one (the NSPDA's discrete stack), is the memory
         of a `MemoryCell` (copies of a batch act on its stacks as one: `DiscreteStack.tile`)."""
@@ -151,6 +153,9 @@ class TensorRNN(SequenceModel):
 
         def transition(theta, vector, ids, memory=None):
             return self.pack(self.cell(self.unpack(vector, memory), self.embed(ids), ids, theta[:recurrent]))
+
+        def refine(theta, vector, ids, hold):
+            return self.pack(self.refine(self.unpack(vector, None), ids, hold, theta[:recurrent]))[0]
 
         def loss(theta, vector, targets):
             return dy.pickneglogsoftmax_batch(self.response(self.unpack(vector, None), *theta[recurrent:]),
@@ -160,8 +165,8 @@ class TensorRNN(SequenceModel):
         vector, memory = self.pack(self.initial_state(1))
         initial, params = vector.npvalue().reshape(-1), self.trained_parameters()
         if memory is None:
-            return Cell(lambda theta, vector, ids: transition(theta, vector, ids)[0], loss, initial), params
-        return MemoryCell(transition, loss, initial, memory), params
+            return Cell(lambda theta, vector, ids: transition(theta, vector, ids)[0], loss, initial, refine), params
+        return MemoryCell(transition, loss, initial, refine, memory=memory), params
 
     def parameter_count(self) -> int:
         """p: the numbers in `trained_parameters`."""

@@ -30,7 +30,11 @@ UORO   (Tallec & Ollivier 2017, "Unbiased Online Recurrent Optimization", Algori
        The normalisers ρ0, ρ1 cancel in the product; they only balance the two factors' norms, which
        keeps the variance down.
 
-How (docs/gradients.md says why). The sequences run in lockstep, a sequence leaving after its last step.
+How (docs/gradients.md says why). The sequences run in lockstep, a sequence leaving after its last step. With
+iterative refinement (eq. 17, `refine` K > 1) every method runs the same unrolled sequence of passes: at each step
+K - 1 refinement passes (the cell's `refine`: the recurrence again on x_t, the memory untouched; a hinted sequence
+keeps its state) and then the step, each pass scored (`Pass`, `_Lockstep`). To the forward methods a pass is one
+more step of the recurrence, so RTRL stays exact and UORO unbiased.
 
 RTRL and BPTT run any DyNet `Cell`: a step is one graph holding two calls of the cell, the batch and d copies of it
 (copy c of sequence b at batch index c·n + b, its inputs repeated and its memory tiled alike), and one backward
@@ -57,7 +61,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 import dynet as dy
 import numpy as np
@@ -67,6 +71,7 @@ from stackparse.cells import Cell, advance, memory_of, tiled
 from stackparse.config import check, setting
 from stackparse.models.arrays import ArrayCell, Loss
 from stackparse.sequences import Example, pad, reattach
+from stackparse.training.refinement import hint_matrix
 
 METHODS = ("bptt", "tbptt", "rtrl", "uoro")
 
@@ -90,8 +95,9 @@ class GradientConfig:
         check(self)
 
 
-def batch_gradient(config: GradientConfig, cell: Cell, params: Sequence[dy.Parameters],
-                   examples: Sequence[Example], rng: np.random.Generator) -> Gradient:
+def batch_gradient(config: GradientConfig, cell: Cell | ArrayCell, params: Sequence[dy.Parameters],
+                   examples: Sequence[Example], rng: np.random.Generator, refine: int = 1,
+                   hints: Callable[[Example], tuple] | None = None) -> Gradient:
     """dL/dθ for a minibatch by the configured method.
 
     Args:
@@ -100,38 +106,41 @@ def batch_gradient(config: GradientConfig, cell: Cell, params: Sequence[dy.Param
         params: the cell's parameters, in the order its functions receive them.
         examples: the sequences: each step's input goes to the step, its target to the loss where scored.
         rng: each step's seed for DyNet's generator, and UORO's random signs.
+        refine: K of iterative refinement (eq. 17): K passes per step (`_schedule`); 1 = none.
+        hints: an example's hint vector H (`stackparse.training.rules`), None for H = 0.
     Returns:
         The summed loss and its exact (UORO: unbiased estimate of the) gradient.
     """
     config.validate()
     if config.method == "rtrl":
-        return rtrl(cell, params, examples, rng)
+        return rtrl(cell, params, examples, rng, refine, hints)
     if config.method == "uoro":
-        return uoro(cell, params, examples, rng, config.epsilon)
-    return bptt(cell, params, examples, rng, config.truncation if config.method == "tbptt" else 0)
+        return uoro(cell, params, examples, rng, config.epsilon, refine, hints)
+    return bptt(cell, params, examples, rng, config.truncation if config.method == "tbptt" else 0, refine, hints)
 
 
 def bptt(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example], rng: np.random.Generator,
-         truncation: int = 0) -> Gradient:
+         truncation: int = 0, refine: int = 1, hints: Callable[[Example], tuple] | None = None) -> Gradient:
     """Backpropagation through time, full or truncated: the reference for the other methods.
 
     Args:
-        cell, params, examples, rng: as for `batch_gradient`.
-        truncation: cut the graph every this many steps (0: never), carrying the state's value.
+        cell, params, examples, rng, refine, hints: as for `batch_gradient`.
+        truncation: cut the graph every this many passes (steps, without refinement; 0: never), carrying the
+            state's value.
     Returns:
         The loss and its gradient (exact when nothing is cut).
     """
-    run = _Lockstep(cell, params, examples, rng)
+    run = _Lockstep(cell, params, examples, rng, refine, hints)
     steps, grad, total = run.steps(), np.zeros(run.size), 0.0
-    for _ in range(0, run.length, truncation or max(run.length, 1)):
+    for _ in range(0, run.passes, truncation or max(run.passes, 1)):
         dy.renew_cg()
         theta = _constants(params)
         state, running, losses = run.state_input(), run.running, []
-        for t in itertools.islice(steps, truncation or run.length):
+        for step in itertools.islice(steps, truncation or run.passes):
             if len(run.running) < len(running):
                 state = dy.pick_batch_elems(state, np.flatnonzero(np.isin(running, run.running)).tolist())
-            state, run.memory = run.run(theta, state, t, run.memory)
-            running, loss = run.running, run.loss(theta, state, t)
+            state, run.memory = run.run(theta, state, step, run.memory)
+            running, loss = run.running, run.loss(theta, state, step)
             losses += [loss] if loss is not None else []
         run.state[:, running] = _values(state.npvalue(), run.d, len(running))
         if losses:
@@ -143,27 +152,27 @@ def bptt(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example
 
 
 def rtrl(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example],
-         rng: np.random.Generator) -> Gradient:
+         rng: np.random.Generator, refine: int = 1, hints: Callable[[Example], tuple] | None = None) -> Gradient:
     """Real-time recurrent learning: the exact gradient by forward accumulation of P_t = ds_t/dθ.
 
     Args:
-        cell, params, examples, rng: as for `batch_gradient`.
+        cell, params, examples, rng, refine, hints: as for `batch_gradient`.
     Returns:
         The loss and its gradient, equal to BPTT's up to rounding.
     """
-    run = _Lockstep(cell, params, examples, rng)
+    run = _Lockstep(cell, params, examples, rng, refine, hints)
     influence = np.zeros((run.batch_size, run.d, run.size))        # P_t of each sequence: (B, d, p)
     grad, total = np.zeros(run.size), 0.0
-    for t in run.steps():
+    for step in run.steps():
         rows, n = run.running, len(run.running)
         dy.renew_cg()
         s_prev, theta = run.state_input(), _constants(params)
-        s_new, memory = run.run(theta, s_prev, t, run.memory)
+        s_new, memory = run.run(theta, s_prev, step, run.memory)
         copies = dy.concatenate_to_batch([s_prev] * run.d)                        # (d,) x d·n
         shifts = [dy.zeros(s, batch_size=run.d * n) for s in run.shapes]          # each copy's own θ
-        picked = run.copies([e + z for e, z in zip(_constants(params), shifts)], copies, t)
+        picked = run.copies([e + z for e, z in zip(_constants(params), shifts)], copies, step)
         beta, loss_theta = dy.zeros((run.d,), batch_size=n), _constants(params)
-        loss = run.loss(loss_theta, dy.nobackprop(s_new) + beta, t)           # β: ∂ℓ/∂s_t
+        loss = run.loss(loss_theta, dy.nobackprop(s_new) + beta, step)        # β: ∂ℓ/∂s_t
         (dy.sum_batches(picked) + (loss if loss is not None else 0)).backward(full=True)
         ds_ds = _values(copies.gradient(), run.d, run.d, n).transpose(2, 1, 0)   # row c from copy c: (n, d, d)
         ds_dtheta = np.concatenate([np.asarray(z.gradient(), dtype=float).reshape(-1, run.d * n, order="F")
@@ -178,14 +187,15 @@ def rtrl(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example
 
 
 def uoro(cell: Cell | ArrayCell, params: Sequence[dy.Parameters], examples: Sequence[Example],
-         rng: np.random.Generator, epsilon: float = 1e-7) -> Gradient:
+         rng: np.random.Generator, epsilon: float = 1e-7, refine: int = 1,
+         hints: Callable[[Example], tuple] | None = None) -> Gradient:
     """Unbiased online recurrent optimization: a rank-one, unbiased estimate of RTRL's gradient per sequence.
 
     Args:
         cell: the recurrence and the loss: a DyNet `Cell`, or a model's `ArrayCell` (its numpy mirror, fast).
-        params, examples: as for `batch_gradient`.
+        params, examples, refine, hints: as for `batch_gradient`.
         rng: draws, for a DyNet cell, the seed of DyNet's generator (`rng.integers`) (for an `ArrayCell`, the eq. 6
-            read values it draws, if any), then at each step the signs ν of the n running sequences,
+            read values it draws, if any), then at each pass the signs ν of the n running sequences,
             `rng.choice([-1.0, 1.0], size=(n, d))`, row b for the b-th of them in batch order.
         epsilon: keeps the normalisers finite while s̃ or θ̃ are zero.
     Returns:
@@ -193,17 +203,17 @@ def uoro(cell: Cell | ArrayCell, params: Sequence[dy.Parameters], examples: Sequ
     """
     order = np.argsort([-len(e) for e in examples], kind="stable")      # longest first: the running are a prefix
     source = (_ArraySteps if isinstance(cell, ArrayCell) else _DyNetSteps)(cell, params, [examples[i] for i in order],
-                                                                          rng)
+                                                                          rng, refine, hints)
     batch, d, size = len(examples), source.d, source.size
     s_tilde, theta_tilde, grad, total = np.zeros((batch, d)), np.zeros((batch, size)), np.zeros(size), 0.0
-    for t in range(source.length):
-        n = int((source.lengths > t).sum())
+    for step in source.steps():
+        n = int((source.lengths > step.t).sum())
         nu = rng.choice([-1.0, 1.0], size=(n, d))[np.argsort(np.argsort(order[:n]))]     # batch order -> sorted
-        step = source.step(t, n, s_tilde[:n], nu)
-        uoro_update(s_tilde[:n], theta_tilde[:n], step.forward, step.vjp, nu, epsilon)
-        if step.loss is not None:
-            total += step.loss.total
-            grad += step.loss.params + np.einsum("bd,bd->b", step.loss.state, s_tilde[:n]) @ theta_tilde[:n]
+        out = source.step(step, n, s_tilde[:n], nu)
+        uoro_update(s_tilde[:n], theta_tilde[:n], out.forward, out.vjp, nu, epsilon)
+        if out.loss is not None:
+            total += out.loss.total
+            grad += out.loss.params + np.einsum("bd,bd->b", out.loss.state, s_tilde[:n]) @ theta_tilde[:n]
     return Gradient(total, source.unflatten(grad))
 
 
@@ -232,8 +242,27 @@ def _norms(rows: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("ij,ij->i", rows, rows))
 
 
+class Pass(NamedTuple):
+    """One application of the cell in the unrolled sequence: the step itself, or a refinement pass before it."""
+    t: int          # the input step
+    refine: bool    # a refinement pass (eq. 17): the recurrence again on x_t, the memory left alone
+    index: int      # its place among all passes: DyNet's generator starts it from the seed plus this
+
+
+def _schedule(length: int, refine: int) -> Iterator[Pass]:
+    """The passes of `length` steps with K = `refine`: at each step K - 1 refinement passes, then the step."""
+    for t in range(length):
+        for k in range(refine):
+            yield Pass(t, k < refine - 1, t * refine + k)
+
+
+def _scored(mask: np.ndarray, hinted: np.ndarray, step: Pass) -> np.ndarray:
+    """The weights of a pass's loss: the step's, but none for a hinted step's refinement passes (S(t) = 1)."""
+    return mask * ~(hinted & step.refine)
+
+
 class _Step(NamedTuple):
-    """What UORO needs of step t of the n running sequences: (∂f/∂s) s̃ (n, d), νᵀ ∂f/∂θ (n, p), and the loss
+    """What UORO needs of a pass of the n running sequences: (∂f/∂s) s̃ (n, d), νᵀ ∂f/∂θ (n, p), and the loss
     (None where none of them is scored)."""
     forward: np.ndarray
     vjp: np.ndarray
@@ -242,25 +271,38 @@ class _Step(NamedTuple):
 
 class _ArraySteps:
     """An `ArrayCell` stepped over the sorted minibatch: the parameters' values read once, the states and memory
-    of the running sequences (a prefix) kept in numpy."""
+    of the running sequences (a prefix) kept in numpy. A refinement pass leaves the memory alone; a sequence it
+    holds (hinted) keeps its state, so that its ∂f/∂s is the identity and its ∂f/∂θ zero."""
 
     def __init__(self, cell: ArrayCell, params: Sequence[dy.Parameters], examples: Sequence[Example],
-                 rng: np.random.Generator):
-        self.cell, self.rng, self.size = cell, rng, cell.size
+                 rng: np.random.Generator, refine: int = 1, hints: Callable[[Example], tuple] | None = None):
+        self.cell, self.rng, self.size, self.refine = cell, rng, cell.size, refine
         self.inputs, self.targets, self.mask = pad(list(examples))                  # (T, B) each
         self.lengths, self.length = np.array([len(e) for e in examples]), len(self.inputs)
+        self.hinted = hint_matrix(list(examples), self.length, hints if refine > 1 else None)
         self.theta = [np.asarray(p.as_array(), dtype=float) for p in params]
         self.shapes = [th.shape for th in self.theta]
         self.state, self.memory = cell.start(len(examples), self.length, rng)
         self.d, self.vjp = self.state.shape[1], np.zeros((len(examples), self.size))   # reused: module docstring
 
-    def step(self, t: int, n: int, s_tilde: np.ndarray, nu: np.ndarray) -> _Step:
-        memory = None if self.memory is None else self.memory.head(n)
-        state, self.memory, linear = self.cell.step(self.theta, self.state[:n], memory, self.inputs[t, :n], self.rng)
-        forward, vjp = self.cell.jvp(self.theta, linear, s_tilde), self.vjp[:n]
+    def steps(self) -> Iterator[Pass]:
+        return _schedule(self.length, self.refine)
+
+    def step(self, step: Pass, n: int, s_tilde: np.ndarray, nu: np.ndarray) -> _Step:
+        t, vjp = step.t, self.vjp[:n]
+        if step.refine:
+            state, linear = self.cell.refine(self.theta, self.state[:n], self.inputs[t, :n])
+        else:
+            memory = None if self.memory is None else self.memory.head(n)
+            state, self.memory, linear = self.cell.step(self.theta, self.state[:n], memory, self.inputs[t, :n],
+                                                        self.rng)
+        forward = self.cell.jvp(self.theta, linear, s_tilde)
         self.cell.vjp(linear, nu, vjp)
+        held = self.hinted[t, :n] & step.refine
+        if held.any():
+            state[held], forward[held], vjp[held] = self.state[:n][held], s_tilde[held], 0.0
         self.state = state
-        weights = self.mask[t, :n]
+        weights = _scored(self.mask[t, :n], self.hinted[t, :n], step)
         loss = self.cell.loss(self.theta, state, self.targets[t, :n], weights) if weights.any() else None
         return _Step(forward, vjp, loss)
 
@@ -275,24 +317,27 @@ class _DyNetSteps:
     the batch with θ + z_b (νᵀ s_t differentiated), its d copies fed s + α_c s̃, the loss on s_t + β."""
 
     def __init__(self, cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example],
-                 rng: np.random.Generator):
-        self.run, self.params = _Lockstep(cell, params, examples, rng), params
+                 rng: np.random.Generator, refine: int = 1, hints: Callable[[Example], tuple] | None = None):
+        self.run, self.params = _Lockstep(cell, params, examples, rng, refine, hints), params
         self.d, self.size, self.length, self.lengths = self.run.d, self.run.size, self.run.length, self.run.lengths
-        self.unflatten, self.steps = self.run.unflatten, self.run.steps()
+        self.unflatten = self.run.unflatten
 
-    def step(self, t: int, n: int, s_tilde: np.ndarray, nu: np.ndarray) -> _Step:
+    def steps(self) -> Iterator[Pass]:
+        """`_Lockstep.steps`: the sequences that have ended (the last ones) leave before a step's first pass."""
+        return self.run.steps()
+
+    def step(self, step: Pass, n: int, s_tilde: np.ndarray, nu: np.ndarray) -> _Step:
         run, d = self.run, self.d
-        next(self.steps)                                       # drops the sequences that have ended: the last ones
         dy.renew_cg()
         s_prev, theta = run.state_input(), _constants(self.params)
         shifts = [dy.zeros(s, batch_size=n) for s in run.shapes]                  # z_b: θ + z_b for sequence b
-        s_new, memory = run.run([e + z for e, z in zip(theta, shifts)], s_prev, t, run.memory)
+        s_new, memory = run.run([e + z for e, z in zip(theta, shifts)], s_prev, step, run.memory)
         alpha = dy.zeros((1,), batch_size=d * n)                                   # copy c: s + α_c s̃
         copies = dy.concatenate_to_batch([s_prev] * d) + matmul(
             dy.concatenate_to_batch([reattach([s_tilde.T])[0]] * d), alpha)
-        picked = run.copies(_constants(self.params), copies, t)
+        picked = run.copies(_constants(self.params), copies, step)
         beta, loss_theta = dy.zeros((d,), batch_size=n), _constants(self.params)
-        loss = run.loss(loss_theta, dy.nobackprop(s_new) + beta, t)               # β: ∂ℓ/∂s_t
+        loss = run.loss(loss_theta, dy.nobackprop(s_new) + beta, step)            # β: ∂ℓ/∂s_t
         terms = [dy.sum_batches(dy.dot_product(s_new, reattach([nu.T])[0])), dy.sum_batches(picked)]
         dy.esum(terms + ([loss] if loss is not None else [])).backward(full=True)
         forward = _values(alpha.gradient(), d, n).T
@@ -306,15 +351,22 @@ class _DyNetSteps:
 class _Lockstep:
     """The sequences of a minibatch stepped together as one DyNet batch: the state values of each, flattened in
     DyNet's (column-major) order, (d, B); the indices of those still running and their memory. A sequence leaves
-    the batch after its last step (its remaining steps would be unscored: they change no gradient). DyNet's
-    generator starts each step from a seed drawn once from `rng`, plus t."""
+    the batch after its last step (its remaining steps would be unscored: they change no gradient). With
+    refinement (`refine` K > 1, `stackparse.training.refinement`, eq. 17) each step is K passes (`_schedule`), K - 1
+    refinement passes (`Cell.refine`) and the step, every one scored where the step is, except the refinement passes
+    of a hinted step (its S(t) = 1: those sequences keep their state through them). DyNet's generator starts each
+    pass from a seed drawn once from `rng`, plus the pass's index."""
 
     def __init__(self, cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example],
-                 rng: np.random.Generator):
+                 rng: np.random.Generator, refine: int = 1, hints: Callable[[Example], tuple] | None = None):
         self.cell, self.batch_size = cell, len(examples)
         self.inputs, self.targets, self.mask = pad(list(examples))                  # (T, B) each
         self.lengths, self.length = np.array([len(e) for e in examples]), len(self.inputs)
-        self.seed = int(rng.integers(1, 2 ** 31 - 1 - self.length))
+        if refine > 1 and cell.refine is None:
+            raise ValueError("refinement needs a cell with a refinement pass (Cell.refine)")
+        self.refine, self.passes = refine, self.length * refine
+        self.hinted = hint_matrix(list(examples), self.length, hints if refine > 1 else None)   # H: (T, B)
+        self.seed = int(rng.integers(1, 2 ** 31 - 1 - self.passes))
         self.shape, self.d = cell.initial.shape, cell.initial.size
         self.shapes = [tuple(p.shape()) for p in params]
         self.ends = np.cumsum([int(np.prod(s)) for s in self.shapes])
@@ -323,14 +375,15 @@ class _Lockstep:
         self.running = np.arange(self.batch_size)
         self.memory = memory_of(cell, [0] * self.batch_size)
 
-    def steps(self) -> Iterator[int]:
-        """The steps t = 0, 1, ...; before each, the sequences that have ended leave `running` and `memory`."""
-        for t in range(self.length):
-            still = self.lengths[self.running] > t
+    def steps(self) -> Iterator[Pass]:
+        """The passes (`_schedule`); before a step's first, the sequences that have ended leave `running` and
+        `memory`."""
+        for step in _schedule(self.length, self.refine):
+            still = self.lengths[self.running] > step.t
             if not still.all():
                 self.memory = memory_of(self.cell, np.flatnonzero(still).tolist(), self.memory)
                 self.running = self.running[still]
-            yield t
+            yield step
 
     def state_input(self) -> dy.Expression:
         """s_{t-1} of the running sequences, a constant: (d,) x n."""
@@ -340,30 +393,33 @@ class _Lockstep:
         """Step t's entries (inputs or targets: `rows`) of the running sequences, all of them `copies` times."""
         return [rows[t][b] for b in self.running] * copies
 
-    def run(self, params: list[dy.Expression], state: dy.Expression, t: int, memory):
-        """The cell's step t on the running sequences (or their copies, as `state` and `memory` are), DyNet's
-        generator started from step t's seed: (s_t flattened, (d,) x N, computed; m_t)."""
-        dy.reset_random_seed(self.seed + t)
+    def run(self, params: list[dy.Expression], state: dy.Expression, step: Pass, memory):
+        """The cell's pass `step` on the running sequences (or their copies, as `state` and `memory` are), DyNet's
+        generator started from the pass's seed: (s flattened, (d,) x N, computed; the memory after it)."""
+        dy.reset_random_seed(self.seed + step.index)
         repeats = state.dim()[1] // len(self.running)
-        out, memory = advance(self.cell, params, dy.reshape(state, self.shape), self.items(self.inputs, t, repeats),
-                              memory)
+        xs, state = self.items(self.inputs, step.t, repeats), dy.reshape(state, self.shape)
+        if step.refine:
+            out = self.cell.refine(params, state, xs, np.array(self.items(self.hinted, step.t, repeats)))
+        else:
+            out, memory = advance(self.cell, params, state, xs, memory)
         out = dy.reshape(out, (self.d,))
         out.forward()
         return out, memory
 
-    def copies(self, params: list[dy.Expression], states: dy.Expression, t: int) -> dy.Expression:
-        """Step t on d copies of the running sequences (`states`, (d,) x d·n, copy c of sequence b at c·n + b):
-        each copy's unit c of s_t, (1,) x d·n."""
+    def copies(self, params: list[dy.Expression], states: dy.Expression, step: Pass) -> dy.Expression:
+        """Pass `step` on d copies of the running sequences (`states`, (d,) x d·n, copy c of sequence b at c·n + b):
+        each copy's unit c of its s, (1,) x d·n."""
         n = len(self.running)
-        out, _ = self.run(params, states, t, tiled(self.cell, self.memory, self.d))
+        out, _ = self.run(params, states, step, tiled(self.cell, self.memory, self.d))
         return dy.pick_batch(out, np.repeat(np.arange(self.d), n).tolist())
 
-    def loss(self, params: list[dy.Expression], state: dy.Expression, t: int) -> dy.Expression | None:
-        """Σ_b ℓ(θ, s_t, y_t) over the running sequences scored at step t (state: (d,) x n); None if none is."""
-        weights = self.mask[t, self.running]
+    def loss(self, params: list[dy.Expression], state: dy.Expression, step: Pass) -> dy.Expression | None:
+        """Σ_b ℓ(θ, s, y_t) over the running sequences that pass `step` scores (state: (d,) x n); None if none."""
+        weights = _scored(self.mask[step.t, self.running], self.hinted[step.t, self.running], step)
         if not weights.any():
             return None
-        losses = self.cell.loss(params, dy.reshape(state, self.shape), self.items(self.targets, t))
+        losses = self.cell.loss(params, dy.reshape(state, self.shape), self.items(self.targets, step.t))
         return dy.sum_batches(losses if weights.all() else dy.cmult(losses, reattach([weights[None]])[0]))
 
     def shifted(self, theta: list[dy.Expression], shift: dy.Expression) -> list[dy.Expression]:

@@ -14,7 +14,7 @@ from stackparse.config import SettingError, check, setting
 from stackparse.models.capabilities import ArrayGradients, OnlineGradients, Refinable, require
 from stackparse.sequences import Example, detach, masked_nll, pad, reattach, unroll
 from stackparse.training.gradients import METHODS, GradientConfig, batch_gradient, precomputed_loss
-from stackparse.training.refinement import refined_losses
+from stackparse.training.refinement import predictions, refined_losses
 
 
 @dataclass(frozen=True)
@@ -22,14 +22,14 @@ class GradientSettings:
     grad: str = setting("tbptt", "gradient algorithm: tbptt (cut every bptt steps, 0 = never), bptt (never "
                         "cut), rtrl or uoro (forward in time; rnn2, nspda2, nspda3)", choices=METHODS)
     refine: int = setting(1, "iterative refinement (NSPDA eq. 17): K predictions at each step, the state carried "
-                          "from one to the next, one at steps an inserted rule hints; 1 = off; needs grad bptt",
-                          min=1)
+                          "from one to the next, one at steps an inserted rule hints; 1 = off; with grad bptt, "
+                          "rtrl or uoro", min=1)
 
     def validate(self) -> None:
         check(self)
-        if self.refine > 1 and self.grad != "bptt":
-            raise SettingError("refine", f"(iterative refinement) runs with grad bptt only: give refine 1 for "
-                                         f"grad {self.grad}")
+        if self.refine > 1 and self.grad == "tbptt":
+            raise SettingError("refine", "(iterative refinement) runs with grad bptt, rtrl or uoro: give refine 1 "
+                                         "for grad tbptt")
 
 
 class GradientMethod(Protocol):
@@ -52,16 +52,20 @@ class TruncatedBPTT:
 class Online:
     """RTRL or UORO (`training.gradients`) through the model's `gradient_cell`, the minibatch's sequences in
     lockstep (UORO through the model's numpy mirror of it, `array_cell`, where it has one: the same estimate,
-    faster; the eq. 6 read values are then drawn from `rng`, not DyNet's generator): one `PrecomputedLoss` per minibatch, scaled like the BPTT loss (1 / the number of streams). The
-    per-step seeds and UORO's signs come from `rng`, the epoch's generator (a resumed run is exact)."""
+    faster; the eq. 6 read values are then drawn from `rng`, not DyNet's generator), with iterative refinement when
+    `passes` > 1 (eq. 17: `hints` as for `Refined`): one `PrecomputedLoss` per minibatch, scaled like the BPTT loss
+    (1 / the number of streams). The per-pass seeds and UORO's signs come from `rng`, the epoch's generator (a
+    resumed run is exact)."""
     algorithm: str
+    passes: int = 1
+    hints: Callable[[Example], tuple] | None = None
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
         cell, params = model.gradient_cell()
         if self.algorithm == "uoro" and isinstance(model, ArrayGradients):
             cell = model.array_cell() or cell                     # None: a setting the numpy mirror lacks
-        result = batch_gradient(GradientConfig(self.algorithm), cell, params, batch, rng)
-        yield precomputed_loss(params, result, 1 / len(batch)), sum(sum(e.scored) for e in batch)
+        result = batch_gradient(GradientConfig(self.algorithm), cell, params, batch, rng, self.passes, self.hints)
+        yield precomputed_loss(params, result, 1 / len(batch)), predictions(batch, self.passes, self.hints)
 
 
 @dataclass(frozen=True)
@@ -82,11 +86,12 @@ def gradient_method(settings: GradientSettings, model, bptt: int,
     (`training.rules.insert_rules`), for refinement."""
     if settings.refine > 1:
         require(model, Refinable, "refine")
-        return Refined(settings.refine, hints)
     if settings.grad in ("rtrl", "uoro"):
         require(model, OnlineGradients, f"grad {settings.grad}")
         model.gradient_cell()             # a one-line error for a model whose state cannot be packed
-        return Online(settings.grad)
+        return Online(settings.grad, settings.refine, hints)
+    if settings.refine > 1:
+        return Refined(settings.refine, hints)
     return TruncatedBPTT(bptt if settings.grad == "tbptt" else 0)
 
 

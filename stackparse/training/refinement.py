@@ -33,10 +33,7 @@ def refined_losses(model, batch: list[Example], passes: int, hints: Callable[[Ex
     H = 0): yields one (L / the number of streams, scored predictions) in a fresh graph, what
     `methods.segment_losses` yields for full BPTT when K = 1."""
     inputs, targets, scored = pad(batch)                        # (T, B)
-    mask, hinted = scored > 0, np.zeros(scored.shape, dtype=bool)
-    if hints is not None:
-        for b, example in enumerate(batch):
-            hinted[:len(example), b] = hints(example)
+    mask, hinted = scored > 0, hint_matrix(batch, len(inputs), hints)
     dy.renew_cg()
     state, terms, predictions = model.initial_state(len(batch)), [], 0
     for t in range(len(inputs)):
@@ -52,3 +49,20 @@ def refined_losses(model, batch: list[Example], passes: int, hints: Callable[[Ex
             predictions += int(mask[t].sum())
     if terms:
         yield dy.sum_batches(dy.esum(terms)) / len(batch), predictions
+
+
+def hint_matrix(batch: list[Example], length: int, hints: Callable[[Example], tuple] | None) -> np.ndarray:
+    """H of each sequence of `batch` as columns, (length, B) bool, False past a sequence's end and where `hints` is
+    None."""
+    hinted = np.zeros((length, len(batch)), dtype=bool)
+    if hints is not None:
+        for b, example in enumerate(batch):
+            hinted[:len(example), b] = hints(example)
+    return hinted
+
+
+def predictions(batch: list[Example], passes: int, hints: Callable[[Example], tuple] | None) -> int:
+    """How many predictions eq. 17 scores in `batch`: S(t) = K (1 - H_t) + H_t at each scored step."""
+    hinted = hint_matrix(batch, max(map(len, batch)), hints)
+    return sum(sum(1 if h else passes for scored, h in zip(e.scored, hinted[:, b]) if scored)
+               for b, e in enumerate(batch))
