@@ -410,10 +410,13 @@ def _model_settings(args: list[str], _):
               help="training time measured per batch size")
 @click.option("--grad", default="", help="gradient algorithms, comma-separated: bptt, tbptt, rtrl, uoro (see train "
               "--grad)  [default: the task's training's]")
-def speed(task, model_name, batch_sizes, seconds, grad, **options):
+@click.option("--refine", type=click.IntRange(min=1), default=None,
+              help="iterative refinement's K (see train --refine; tbptt always 1)  [default: the task's training's]")
+def speed(task, model_name, batch_sizes, seconds, grad, refine, **options):
     """Training speed of MODEL on TASK (the model's settings: its defaults, or the options given):
-    characters per second, by batch size and gradient algorithm, of the task's own training (its
-    optimizer, truncation and data options, as `train TASK` runs it)."""
+    characters per second (input symbols, however many refinement passes each takes), by batch size and
+    gradient algorithm, of the task's own training (its optimizer, truncation and data options, as
+    `train TASK` runs it)."""
     from stackparse.benchmarks.speed import training_speed
     from stackparse.errors import UserError
     from stackparse.models import get_model_class
@@ -426,11 +429,11 @@ def speed(task, model_name, batch_sizes, seconds, grad, **options):
     for method in filter(None, methods):
         SequenceTraining(grad=method).validate()
     model_config = _given(get_model_class(model_name).Config(), options)
-    click.echo("| grad | batch size | characters | seconds | characters/s |\n|---|---|---|---|---|")
+    click.echo("| grad | refine | batch size | characters | seconds | characters/s |\n|---|---|---|---|---|---|")
     for method in methods:
         for size in sizes:
-            s = training_speed(task, model_name, model_config, size, seconds, grad=method)
-            click.echo(f"| {s.grad} | {s.batch_size} | {s.chars} | {s.seconds:.1f} | {s.chars_per_s:.0f} |")
+            s = training_speed(task, model_name, model_config, size, seconds, grad=method, refine=refine)
+            click.echo(f"| {s.grad} | {s.refine} | {s.batch_size} | {s.chars} | {s.seconds:.1f} | {s.chars_per_s:.0f} |")
 
 
 # ---- dependency parsing --------------------------------------------------------------------------

@@ -56,7 +56,7 @@ def test_speed_prints_characters_per_second_by_batch_size():
     result = CliRunner().invoke(main, ["speed", "anbn", "--batch-sizes", "1,2", "--seconds", "1"])
     assert result.exit_code == 0, result.output
     rows = [line.split(" | ") for line in result.output.splitlines() if line.startswith("| ") and "---" not in line]
-    assert [r[:2] for r in rows[1:]] == [["| tbptt", "1"], ["| tbptt", "2"]]        # grad | batch size | ...
-    assert all(float(r[4].rstrip(" |")) > 0 for r in rows[1:])
+    assert [r[:3] for r in rows[1:]] == [["| tbptt", "1", "1"], ["| tbptt", "1", "2"]]   # grad | refine | batch size
+    assert all(float(r[5].rstrip(" |")) > 0 for r in rows[1:])
     bad = CliRunner().invoke(main, ["speed", "--batch-sizes", "one"])
     assert bad.exit_code == 2 and "--batch-sizes" in bad.output

@@ -257,5 +257,5 @@ def test_train_with_rtrl_from_the_command_line(tmp_path):
 def test_speed_by_gradient_algorithm():
     out = cli_run("speed", "pda-anbn", "--model", "nspda2", "--hidden", "2", "--batch-sizes", "1",
                   "--seconds", "1", "--grad", "bptt,uoro")
-    assert "| bptt | 1 |" in out and "| uoro | 1 |" in out
+    assert "| bptt | 4 | 1 |" in out and "| uoro | 4 | 1 |" in out          # the task's refinement, K = 4
     assert "--grad must be one of" in cli_run("speed", "--grad", "sgd", ok=False)
