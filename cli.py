@@ -433,7 +433,8 @@ def speed(task, model_name, batch_sizes, seconds, grad, refine, **options):
     for method in methods:
         for size in sizes:
             s = training_speed(task, model_name, model_config, size, seconds, grad=method, refine=refine)
-            click.echo(f"| {s.grad} | {s.refine} | {s.batch_size} | {s.chars} | {s.seconds:.1f} | {s.chars_per_s:.0f} |")
+            row = (s.grad, s.refine, s.batch_size, s.chars, f"{s.seconds:.1f}", f"{s.chars_per_s:.0f}")
+            click.echo("| " + " | ".join(map(str, row)) + " |")
 
 
 # ---- dependency parsing --------------------------------------------------------------------------

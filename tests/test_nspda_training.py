@@ -78,13 +78,17 @@ def test_uoro_lowers_the_loss_over_a_few_epochs(tmp_path):
     assert after < before
 
 
+@pytest.mark.parametrize("discretize", [False, True])
 @pytest.mark.parametrize("model_name", ["rnn2", "nspda2", "nspda3"])
-def test_the_gradient_cell_is_the_models_step(model_name):
+def test_the_gradient_cell_is_the_models_step(model_name, discretize):
     """The cell's loss and RTRL gradient equal the model's own graph's, for one string (one-hot reads: the
-    paper's are drawn anew in each graph)."""
+    paper's are drawn anew in each graph), with the weights discretized in training too (`discretize_training`:
+    the cell uses the weights as the step does)."""
     pc = dy.ParameterCollection()
     cls = get_model_class(model_name)
-    model = cls(pc, cls.Config(hidden=3, **({"read_values": "onehot"} if model_name != "rnn2" else {})), 2, 2)
+    options = {"discretize_training": discretize, "init_scale": 1.5 if discretize else 0.5}
+    model = cls(pc, cls.Config(hidden=3, **options, **({"read_values": "onehot"} if model_name != "rnn2" else {})),
+                2, 2)
     model.training = True
     ids, targets = [0, 0, 1, 0, 1, 1, 1], [1, 0, 0, 1, 0, 0, 1]
     cell, params = model.gradient_cell()

@@ -217,13 +217,14 @@ class NSPDA(StackTensorRNN):
     def read_vector(self, stack: DiscreteStack) -> dy.Expression:
         return self.codes()(stack.read())
 
-    def weights(self) -> list[dy.Expression]:
-        """W^s, b^s, W^a, b^a as this step uses them: at evaluation (and in training with `discretize_training`)
-        the paper's W^s binary and W^a ternary, each weight to the nearest value (`weight_values` paper), or
-        every weight to a multiple of `weight_step` (step)."""
+    def weights(self, theta: list[dy.Expression] | None = None) -> list[dy.Expression]:
+        """W^s, b^s, W^a, b^a as this step uses them (`theta`: the expressions standing for them, None for the
+        parameters): at evaluation (and in training with `discretize_training`) the paper's W^s binary and W^a
+        ternary, each weight to the nearest value (`weight_values` paper), or every weight to a multiple of
+        `weight_step` (step)."""
         if self.config.weight_values == "step" or (self.training and not self.config.discretize_training):
-            return super().weights()
-        Ws, bs, Wa, ba = (p.expr(True) for p in self.nspda.parameters)
+            return super().weights(theta)
+        Ws, bs, Wa, ba = theta or self.parameter_expressions()
         return [levels(Ws, above=(0.5,)), bs, levels(Wa, above=(0.5,), below=(-0.5,)), ba]
 
     def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):

@@ -80,11 +80,11 @@ class TensorRNN(SequenceModel):
         """The transition tensors and their shapes (rows, N, K_2, ...): what noise perturbs."""
         return list(self._tensors.values())
 
-    def weight(self, p: dy.Parameters) -> dy.Expression:
-        """A parameter as this step uses it: discretized at evaluation when the settings say so."""
+    def weight(self, e: dy.Expression) -> dy.Expression:
+        """A parameter's expression as this step uses it: discretized at evaluation when the settings say so."""
         if self.training and not self.config.discretize_training:
-            return p.expr(True)
-        return discretized(p.expr(True), self.config.weight_step)
+            return e
+        return discretized(e, self.config.weight_step)
 
     def start_vector(self, batch_size: int) -> dy.Expression:
         """s^0 = (1, 0, ..., 0) for every sequence: (N,) x B."""
@@ -98,9 +98,14 @@ class TensorRNN(SequenceModel):
         """Every parameter training changes: the recurrence's, then the response's V and c."""
         return [*self.recurrent_parameters(), *self.readout_parameters()]
 
-    def weights(self) -> list[dy.Expression]:
-        """`weight` of each recurrent parameter."""
-        return [self.weight(p) for p in self.recurrent_parameters()]
+    def weights(self, theta: list[dy.Expression] | None = None) -> list[dy.Expression]:
+        """`weight` of each recurrent parameter; `theta`: the expressions that stand for them (the gradient
+        cell's), None for the parameters themselves."""
+        return [self.weight(e) for e in theta or self.parameter_expressions()]
+
+    def parameter_expressions(self) -> list[dy.Expression]:
+        """The recurrent parameters as expressions of the current graph."""
+        return [p.expr(True) for p in self.recurrent_parameters()]
 
     @abc.abstractmethod
     def cell(self, state, x: dy.Expression, ids, weights: list[dy.Expression]):
@@ -145,17 +150,19 @@ class TensorRNN(SequenceModel):
         return vector
 
     def gradient_cell(self) -> tuple[Cell, list[dy.Parameters]]:
-        """This model's step (`cell`), refinement pass (`refine`) and loss (-log softmax of `response`) as a cell for the gradient methods, and
-        its parameters in order: the recurrence's, then V and c. A step's inputs are the batch's input ids, the
-        loss's targets its target ids; `pack`'s rest, when there is one (the NSPDA's discrete stack), is the memory
-        of a `MemoryCell` (copies of a batch act on its stacks as one: `DiscreteStack.tile`)."""
+        """This model's step (`cell`), refinement pass (`refine`) and loss (-log softmax of `response`) as a cell for
+        the gradient methods, and its parameters in order: the recurrence's, then V and c. The cell uses the weights
+        as the step does (`weights`: discretized in training with `discretize_training`). A step's inputs are the
+        batch's input ids, the loss's targets its target ids; `pack`'s rest, when there is one (the NSPDA's discrete
+        stack), is the memory of a `MemoryCell` (copies of a batch act on its stacks as one: `DiscreteStack.tile`)."""
         recurrent = len(self.recurrent_parameters())
 
         def transition(theta, vector, ids, memory=None):
-            return self.pack(self.cell(self.unpack(vector, memory), self.embed(ids), ids, theta[:recurrent]))
+            weights = self.weights(theta[:recurrent])
+            return self.pack(self.cell(self.unpack(vector, memory), self.embed(ids), ids, weights))
 
         def refine(theta, vector, ids, hold):
-            return self.pack(self.refine(self.unpack(vector, None), ids, hold, theta[:recurrent]))[0]
+            return self.pack(self.refine(self.unpack(vector, None), ids, hold, self.weights(theta[:recurrent])))[0]
 
         def loss(theta, vector, targets):
             return dy.pickneglogsoftmax_batch(self.response(self.unpack(vector, None), *theta[recurrent:]),
@@ -192,9 +199,10 @@ class SecondOrderRNN(TensorRNN):
     def recurrent_parameters(self):
         return [self.W, self.b]
 
-    def weights(self):
+    def weights(self, theta=None):
         """W as `weight` makes it; b as it is (only the weight tensor is discretized at evaluation)."""
-        return [self.weight(self.W), self.b.expr(True)]
+        W, b = theta or self.parameter_expressions()
+        return [self.weight(W), b]
 
     def cell(self, state, x, ids, weights):
         """Eq. 1: s^t = sigmoid(W (s^{t-1} (x) x^t) + b)."""
