@@ -61,9 +61,13 @@ class Online:
     hints: Callable[[Example], tuple] | None = None
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
-        cell, params = model.gradient_cell()
-        if self.algorithm == "uoro" and isinstance(model, ArrayGradients):
-            cell = model.array_cell() or cell                     # None: a setting the numpy mirror lacks
+        mirror = model.array_cell() if self.algorithm == "uoro" and isinstance(model, ArrayGradients) else None
+        if mirror is None:                                        # None: a setting the numpy mirror lacks
+            cell, params = model.gradient_cell()                  # (a fresh graph)
+        else:
+            # A fresh graph for the surrogate loss: each minibatch's would pile up in one graph otherwise.
+            dy.renew_cg()
+            cell, params = mirror, model.trained_parameters()
         result = batch_gradient(GradientConfig(self.algorithm), cell, params, batch, rng, self.passes, self.hints)
         yield precomputed_loss(params, result, 1 / len(batch)), predictions(batch, self.passes, self.hints)
 
