@@ -206,9 +206,11 @@ def uoro(cell: Cell | ArrayCell, params: Sequence[dy.Parameters], examples: Sequ
                                                                           rng, refine, hints)
     batch, d, size = len(examples), source.d, source.size
     s_tilde, theta_tilde, grad, total = np.zeros((batch, d)), np.zeros((batch, size)), np.zeros(size), 0.0
+    n = None
     for step in source.steps():
-        n = int((source.lengths > step.t).sum())
-        nu = rng.choice([-1.0, 1.0], size=(n, d))[np.argsort(np.argsort(order[:n]))]     # batch order -> sorted
+        if n != (running := int((source.lengths > step.t).sum())):         # the running change between steps only
+            n, to_sorted = running, np.argsort(np.argsort(order[:running]))   # ν's rows: batch order -> sorted
+        nu = rng.choice([-1.0, 1.0], size=(n, d))[to_sorted]
         out = source.step(step, n, s_tilde[:n], nu)
         uoro_update(s_tilde[:n], theta_tilde[:n], out.forward, out.vjp, nu, epsilon)
         if out.loss is not None:
@@ -307,9 +309,7 @@ class _ArraySteps:
         return _Step(forward, vjp, loss)
 
     def unflatten(self, vector: np.ndarray) -> list[np.ndarray]:
-        """One array per parameter, from p numbers in DyNet's order (each column-major, in turn)."""
-        ends = np.cumsum([int(np.prod(s)) for s in self.shapes])[:-1]
-        return [piece.reshape(s, order="F") for piece, s in zip(np.split(vector, ends), self.shapes)]
+        return _unflatten(vector, self.shapes)
 
 
 class _DyNetSteps:
@@ -369,8 +369,7 @@ class _Lockstep:
         self.seed = int(rng.integers(1, 2 ** 31 - 1 - self.passes))
         self.shape, self.d = cell.initial.shape, cell.initial.size
         self.shapes = [tuple(p.shape()) for p in params]
-        self.ends = np.cumsum([int(np.prod(s)) for s in self.shapes])
-        self.size = int(self.ends[-1])                                               # p
+        self.size = sum(int(np.prod(s)) for s in self.shapes)                       # p
         self.state = np.repeat(cell.initial.reshape(-1, 1, order="F"), self.batch_size, axis=1).astype(float)
         self.running = np.arange(self.batch_size)
         self.memory = memory_of(cell, [0] * self.batch_size)
@@ -422,16 +421,14 @@ class _Lockstep:
         losses = self.cell.loss(params, dy.reshape(state, self.shape), self.items(self.targets, step.t))
         return dy.sum_batches(losses if weights.all() else dy.cmult(losses, reattach([weights[None]])[0]))
 
-    def shifted(self, theta: list[dy.Expression], shift: dy.Expression) -> list[dy.Expression]:
-        """θ + shift, `shift` (p,) x N holding every parameter flattened (`unflatten`'s order), one per batch entry."""
-        starts = [0, *self.ends[:-1]]
-        return [e + dy.reshape(dy.pick_range(shift, int(a), int(b)), s)
-                for e, a, b, s in zip(theta, starts, self.ends, self.shapes)]
-
     def unflatten(self, vector: np.ndarray) -> list[np.ndarray]:
-        """One array per parameter, in its shape, from p numbers in DyNet's order (each column-major, in turn)."""
-        return [piece.reshape(s, order="F") for piece, s in zip(np.split(np.asarray(vector, dtype=float),
-                                                                         self.ends[:-1]), self.shapes)]
+        return _unflatten(vector, self.shapes)
+
+
+def _unflatten(vector: np.ndarray, shapes: Sequence[tuple[int, ...]]) -> list[np.ndarray]:
+    """One array per parameter, in its shape, from p numbers in DyNet's order (each column-major, in turn)."""
+    ends = np.cumsum([int(np.prod(s)) for s in shapes])[:-1]
+    return [piece.reshape(s, order="F") for piece, s in zip(np.split(np.asarray(vector, dtype=float), ends), shapes)]
 
 
 def _constants(params: Sequence[dy.Parameters]) -> list[dy.Expression]:
