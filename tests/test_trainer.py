@@ -133,3 +133,43 @@ def test_time_budget_stops_before_an_epoch_that_would_overrun(tmp_path, parity):
     Trainer(train, builder(parity, train), progress=False).fit(tmp_path)
     assert len(log(tmp_path)) == 1
 
+
+
+class _Exploding(SequenceObjective):
+    """Its loss (and gradient) overflows to inf from epoch `at` on."""
+    at = 2
+
+    def batches(self, epoch, rng):
+        self.epoch = epoch
+        return super().batches(epoch, rng)
+
+    def losses(self, batch):
+        for loss, units in super().losses(batch):
+            yield (loss * 1e30 * 1e30 if self.epoch >= self.at else loss), units
+
+
+def exploding(task, train, at):
+    def build(seed):
+        pc = dy.ParameterCollection()
+        m = MODELS["lstm"](pc, ModelConfig(hidden=6), len(task.symbols), len(task.outputs))
+        objective = _Exploding(task, m, pc, train, DATA, validation_seed=train.seed)
+        objective.at = at
+        return objective
+    return build
+
+
+def test_a_diverging_run_stops_and_keeps_its_best_epoch(tmp_path, parity):
+    train = TrainConfig(epochs=5, batch_size=4, seed=2, clip=5.0)
+    with pytest.warns(UserWarning, match="diverged in epoch 3"):
+        result = Trainer(train, exploding(parity, train, at=2), progress=False).fit(tmp_path)
+    assert result.diverged.startswith("epoch 3: the gradient's norm is ") and result.epoch in (1, 2)
+    entries = log(tmp_path)
+    assert [e["epoch"] for e in entries] == [1, 2, 3] and "diverged" in entries[-1]
+    again = Trainer(train, exploding(parity, train, at=2), progress=False).fit(tmp_path, resume=True)
+    assert (again.best, again.diverged) == (result.best, result.diverged) and len(log(tmp_path)) == 3
+
+
+def test_diverging_in_the_first_epoch_is_an_error(tmp_path, parity):
+    train = TrainConfig(epochs=3, batch_size=4, seed=2, clip=5.0)
+    with pytest.raises(UserError, match="diverged in its first epoch"):
+        Trainer(train, exploding(parity, train, at=0), progress=False).fit(tmp_path)

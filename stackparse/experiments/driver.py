@@ -59,7 +59,8 @@ def run(experiment: Experiment, out: Path | str, resume: bool = False, progress:
           finished is ever erased by mistake).
     Returns:
         The test's metrics with the training's (best restart and epoch, its validation metrics,
-        seconds), also written to `out/metrics.json`.
+        seconds, and `diverged`: where and why the best restart diverged, if it did), also written to
+        `out/metrics.json`.
     """
     out = Path(out)
     if (out / "config.json").exists() and not resume:
@@ -76,6 +77,7 @@ def run(experiment: Experiment, out: Path | str, resume: bool = False, progress:
     result.objective.restore(result.model_dir)
     metrics = {**experiment.test(result.objective), "best_restart": result.restart, "best_epoch": result.epoch,
                "validation": result.metrics, "train_seconds": seconds,
+               **({"diverged": result.diverged} if result.diverged else {}),
                **convergence(out / "log.jsonl", experiment.train_config, result.restart, result.objective.unit)}
     write_json(out / "metrics.json", metrics)
     return metrics

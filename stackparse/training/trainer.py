@@ -15,6 +15,12 @@ BENCHMARKS.md, issue 17). `optimizer_state` chooses what gives way:
   is close to the uninterrupted run, not equal (SGD has no such state: equal);
 - "epoch": a fresh optimizer at every epoch, so the checkpoint, taken between epochs, holds all the state
   and a resumed run is exactly the uninterrupted one, for every optimizer.
+
+A run that diverges (a gradient whose norm is infinite or NaN, which DyNet refuses to clip, or a validation
+criterion that is not finite) stops there and keeps its best epoch, as a run stopped by its time budget does;
+the log and the result say where and why (`diverged`). A paper's table counts such a run by the model it had
+learnt, and a benchmark of many runs must not lose one to a traceback. Diverging before the first epoch is
+done leaves no model: that is an error.
 """
 from __future__ import annotations
 
@@ -140,6 +146,7 @@ class RunState:
     finished: bool = False
     out_of_time: bool = False   # finished by the time budget alone: a resume with a larger one goes on
     epoch_seconds: float = 0.0  # the last epoch's duration: whether another fits in the budget
+    diverged: str = ""          # where and why the run diverged (it stopped there), "" if it did not
 
 
 @dataclass(frozen=True)
@@ -151,6 +158,11 @@ class TrainResult:
     model_dir: Path
     maximize: bool          # whether a larger `best` is better (the objective's criterion)
     objective: Objective    # the restart's objective, as training left it (restore `model_dir` into it)
+    diverged: str = ""      # where and why the restart diverged and stopped ("": it did not)
+
+
+class Diverged(Exception):
+    """Training produced a gradient or a validation criterion that is not finite."""
 
 
 def _out_of_time(cfg: TrainConfig, state: RunState) -> bool:
@@ -262,13 +274,31 @@ class Trainer:
             if optimizer is None or cfg.optimizer_state == "epoch":
                 optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), cfg.lr)
                 optimizer.set_clip_threshold(cfg.clip)    # DyNet: a threshold of 0 turns clipping off
-            metrics = self._epoch(objective, optimizer, average, state, seed, hooks)
-            self._after_epoch(objective, average, state, metrics, run_dir, out)
+            try:
+                metrics = self._epoch(objective, optimizer, average, state, seed, hooks)
+                self._after_epoch(objective, average, state, metrics, run_dir, out)
+            except Diverged as why:
+                self._stop_diverged(state, str(why), run_dir, out)
         if existing_dir(run_dir / "best") is None:      # no epoch ran (resumed a finished run)
             raise UserError(f"{run_dir}: no trained model found to resume from")
         best_metrics = json.loads((existing_dir(run_dir / "best") / "metrics.json").read_text())
         return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best", objective.maximize,
-                           objective)
+                           objective, state.diverged)
+
+    def _stop_diverged(self, state: RunState, why: str, run_dir: Path, out: Path) -> None:
+        """End a run that diverged in epoch `state.epoch + 1` (the module docstring): the checkpoint of the last
+        finished epoch is marked finished, so that a resume keeps the result, and the log says why."""
+        state.diverged = f"epoch {state.epoch + 1}: {why}"
+        checkpoint = existing_dir(run_dir / "checkpoint")
+        if state.best is None or checkpoint is None:
+            raise UserError(f"training diverged in its first epoch ({why}), before any model was kept; "
+                            f"try a smaller lr or clip")
+        state.finished = True
+        write_json(checkpoint / "run_state.json", state.__dict__)
+        with open(out / "log.jsonl", "a", encoding="utf-8") as log:
+            log.write(json.dumps({"epoch": state.epoch + 1, "restart": state.restart, "diverged": why}) + "\n")
+        warnings.warn(f"{run_dir}: training diverged in epoch {state.epoch + 1} ({why}); stopped, keeping epoch "
+                      f"{state.best_epoch}, its best")
 
     def _epoch(self, objective, optimizer: dy.Trainer, average: ParameterAverage | None, state: RunState, seed: int,
                hooks: Sequence[Hook]) -> dict:
@@ -314,7 +344,7 @@ class Trainer:
                         total_loss += item[0].value()
                         total_units += item[1]
                         item[0].backward()
-                        optimizer.update()
+                        _update(optimizer)
                         if average is not None:
                             average.update()
                     for hook in hooks:
@@ -346,8 +376,7 @@ class Trainer:
         self._last_epoch = metrics["epoch_seconds"]
         value = metrics[objective.criterion]
         if not math.isfinite(value):
-            raise UserError(f"training diverged: validation {objective.criterion} is {value} at "
-                            f"epoch {state.epoch + 1}; try a smaller lr or clip")
+            raise Diverged(f"validation {objective.criterion} is {value}")
         improved = _better(value, state.best, objective.maximize)
         if improved:
             state.best, state.best_epoch, state.bad_epochs = value, state.epoch + 1, 0
@@ -392,6 +421,16 @@ class Trainer:
                 return
         source = existing_dir(run_dir / "best")
         save_dir_atomically(out / "best", lambda d: [shutil.copy2(f, d / f.name) for f in source.iterdir()])
+
+
+def _update(optimizer: dy.Trainer) -> None:
+    """The optimizer's update; a gradient DyNet cannot clip (its norm infinite or NaN) is `Diverged`."""
+    try:
+        optimizer.update()
+    except RuntimeError as error:
+        if not str(error).startswith("Magnitude of gradient is bad"):
+            raise
+        raise Diverged(f"the gradient's norm is {str(error).rsplit(' ', 1)[-1]}") from None
 
 
 def _duration(seconds: float) -> str:
