@@ -412,7 +412,9 @@ def _model_settings(args: list[str], _):
               "--grad)  [default: the task's training's]")
 @click.option("--refine", type=click.IntRange(min=1), default=None,
               help="iterative refinement's K (see train --refine; tbptt always 1)  [default: the task's training's]")
-def speed(task, model_name, batch_sizes, seconds, grad, refine, **options):
+@click.option("--batching", type=click.Choice(["mixed", "by-length"]), default=None,
+              help="how streams make minibatches (see train --batching)  [default: the task's training's]")
+def speed(task, model_name, batch_sizes, seconds, grad, refine, batching, **options):
     """Training speed of MODEL on TASK (the model's settings: its defaults, or the options given):
     characters per second (input symbols, however many refinement passes each takes), by batch size and
     gradient algorithm, of the task's own training (its optimizer, truncation and data options, as
@@ -432,7 +434,8 @@ def speed(task, model_name, batch_sizes, seconds, grad, refine, **options):
     click.echo("| grad | refine | batch size | characters | seconds | characters/s |\n|---|---|---|---|---|---|")
     for method in methods:
         for size in sizes:
-            s = training_speed(task, model_name, model_config, size, seconds, grad=method, refine=refine)
+            s = training_speed(task, model_name, model_config, size, seconds, grad=method, refine=refine,
+                               batching=batching)
             row = (s.grad, s.refine, s.batch_size, s.chars, f"{s.seconds:.1f}", f"{s.chars_per_s:.0f}")
             click.echo("| " + " | ".join(map(str, row)) + " |")
 

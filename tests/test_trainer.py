@@ -7,6 +7,7 @@ import pytest
 
 from stackparse.errors import UserError
 from stackparse.models import MODELS, ModelConfig
+from stackparse.tasks import get_task
 from stackparse.training import TrainConfig, Trainer
 from stackparse.training.sequence import SequenceDataConfig, SequenceObjective
 
@@ -173,3 +174,20 @@ def test_diverging_in_the_first_epoch_is_an_error(tmp_path, parity):
     train = TrainConfig(epochs=3, batch_size=4, seed=2, clip=5.0)
     with pytest.raises(UserError, match="diverged in its first epoch"):
         Trainer(train, exploding(parity, train, at=0), progress=False).fit(tmp_path)
+
+
+def test_batching_by_length_makes_the_same_streams_into_batches_of_like_lengths():
+    task = get_task("reversal")
+    train = TrainConfig(batch_size=10, seed=1)
+    made = {}
+    for batching in ("mixed", "by-length"):
+        data = SequenceDataConfig(epoch_size=200, validation_size=2, batching=batching)
+        objective = SequenceObjective(task, None, None, train, data, validation_seed=1)
+        made[batching] = objective.batches(0, np.random.default_rng(5))
+    mixed, by_length = made["mixed"], made["by-length"]
+    assert sorted(map(len, (s for b in mixed for s in b))) == sorted(map(len, (s for b in by_length for s in b)))
+    padded = {k: sum(len(b) * max(map(len, b)) for b in v) for k, v in made.items()}
+    assert padded["by-length"] < 0.8 * padded["mixed"]
+    spans = sorted((min(map(len, b)), max(map(len, b))) for b in by_length)
+    assert all(hi <= lo_next for (_, hi), (lo_next, _) in zip(spans, spans[1:]))     # batches do not overlap
+    assert [min(map(len, b)) for b in by_length] != sorted(min(map(len, b)) for b in by_length)   # shuffled

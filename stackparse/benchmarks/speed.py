@@ -33,15 +33,16 @@ class Speed:
 
 
 def training_speed(task: str, model: str, model_config, batch_size: int, seconds: float = 20.0,
-                   seed: int = 1, grad: str = "", refine: int | None = None) -> Speed:
+                   seed: int = 1, grad: str = "", refine: int | None = None, batching: str | None = None) -> Speed:
     """Train for about `seconds` (whole minibatches) with the trainer's inner loop and count the
     characters processed; `grad`: the gradient algorithm, "" = the task's training's; `refine`: K of
-    iterative refinement, None = the task's training's (1 with tbptt, which does not refine)."""
+    iterative refinement, None = the task's training's (1 with tbptt, which does not refine); `batching`:
+    how streams make minibatches (`SequenceDataConfig.batching`), None = the task's training's."""
     defaults = SequenceExperiment.defaults(task, model)
     train = dataclasses.replace(defaults.train, batch_size=batch_size, seed=seed)
     grad = grad or defaults.data.grad
     passes = 1 if grad == "tbptt" else defaults.data.refine if refine is None else refine
-    algorithm = {"grad": grad, "refine": passes}
+    algorithm = {"grad": grad, "refine": passes, "batching": batching or defaults.data.batching}
     # all lengths at once (the curriculum's last stage): Algorithm 1's stages follow the epochs' results
     data = dataclasses.replace(defaults.data, validation_size=1, incremental="curriculum", **algorithm)
     experiment = SequenceExperiment(SequenceSettings(task, model, model_config, train, data))

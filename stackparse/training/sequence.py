@@ -16,6 +16,11 @@ The training schemes are pieces an experiment composes (none is switched on here
 `settings` is a `SequenceTraining`: the data (`SequenceDataConfig`) and each scheme's settings, the NSPDA paper's
 options: incremental learning, the gradient algorithm and iterative refinement, the noises, rule insertion.
 
+Minibatches are the streams in the order drawn (`batching` "mixed"), each padded to its longest stream; "by-length"
+sorts an epoch's streams by length before cutting them into minibatches, which it takes in a random order: every
+stream is still drawn as the task says (Grefenstette et al.'s lengths stay uniform), only which streams share a
+minibatch changes, and the padding, a third of the steps at lengths 8..64 mixed, nearly goes.
+
 Incremental learning is the task's curriculum (`curriculum_*`: the largest size grows every few epochs), or, with
 `incremental="two-stage"`, the NSPDA paper's Algorithm 1 (`algorithm1`), which reads:
 
@@ -62,6 +67,7 @@ from stackparse.training.trainer import DONE, TrainConfig
 
 CURRICULUM = ("curriculum_start", "curriculum_step", "curriculum_every")
 INCREMENTAL = ("curriculum", "two-stage")
+BATCHING = ("mixed", "by-length")
 SCHEDULE = "schedule.json"
 """Algorithm 1's record (which epochs ended converged on V), saved beside the parameters."""
 
@@ -79,6 +85,10 @@ class SequenceDataConfig:
     score_every_step: bool = setting(False, "training: every step's target counts in the loss (NSPDA eq. 15: a "
                                      "grammar task's label at each step), not only the scored ones; evaluation "
                                      "unchanged")
+    batching: str = setting("mixed", "how an epoch's streams make minibatches: mixed (in the order drawn, each "
+                            "padded to its longest stream) or by-length (sorted by length, cut into minibatches, "
+                            "taken in a random order: the same streams, little padding, so more characters per "
+                            "second)", choices=BATCHING)
     incremental: str = setting("curriculum", "incremental learning: curriculum (the curriculum_* growth) or "
                                "two-stage (NSPDA Algorithm 1)", choices=INCREMENTAL)
     incremental_midpoint: int = setting(14, "two-stage: N_Tr, the length up to which the first stage grows", min=1)
@@ -187,8 +197,11 @@ class SequenceObjective:
         per_stream = self.data.stream_examples if self.task.protocol.stream else 1
         examples = self.epoch_examples = self.training_examples(epoch, rng)
         streams = [concatenate(examples[i:i + per_stream]) for i in range(0, len(examples), per_stream)]
+        if self.data.batching == "by-length":
+            streams.sort(key=len)
         b = self.train.batch_size
-        return [streams[i:i + b] for i in range(0, len(streams), b)]
+        batches = [streams[i:i + b] for i in range(0, len(streams), b)]
+        return [batches[i] for i in rng.permutation(len(batches))] if self.data.batching == "by-length" else batches
 
     def step(self, epoch: int) -> Step | None:
         """Algorithm 1's step at `epoch` (None: not two-stage learning, or the algorithm has returned)."""
