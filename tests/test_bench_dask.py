@@ -236,3 +236,15 @@ def test_table_2_has_a_row_per_model_and_beside_each_task_the_paper_and_the_diff
     assert text.startswith("| model | anbn (ours) | anbn (paper) | Δ | anbncn (ours) |")
     assert "| rnn | 95.0 ± 5.0 (best 100.0, 2 seeds) | 25.0 | +70.0 |" in text
     assert "| stack-rnn+rounding | 95.0 ± 5.0 (best 100.0, 2 seeds) | 100.0 | -5.0 |" in text
+
+
+def test_the_report_names_the_runs_that_diverged(tmp_path):
+    from stackparse.benchmarks.report import write_report
+    suite = suites.Suite("tiny", "a smoke suite", ("anbn",), ("rnn",), {}, metric="error_by_split.test")
+    results = [{"job": {"task": "anbn", "label": "rnn", "model": "rnn", "seed": seed},
+                "metrics": {"error_by_split": {"test": 10.0 * seed},
+                            **({"diverged": "epoch 3: the gradient's norm is inf"} if seed == 2 else {})}}
+               for seed in (1, 2)]
+    text = write_report(suite, results, tmp_path)
+    assert "diverged, stopped there and count by their best epoch: anbn, rnn, seed 2 (epoch 3: the gradient's" in text
+    assert "diverged" not in write_report(suite, results[:1], tmp_path)

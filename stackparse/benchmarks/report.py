@@ -161,7 +161,7 @@ def write_report(suite: Suite, results: list[dict], out: Path, profile: str = "f
     table, extra = aggregate(suite, results), {}
     note = suite.profile(profile).note if profile in suite.profiles else ""
     text = (f"{suite.description}; profile {profile} ({note}); paper: {suite.paper or 'none'}; "
-            f"metric: {suite.metric}{_selection(suite, profile)}\n\n" + markdown(suite, table))
+            f"metric: {suite.metric}{_selection(suite, profile)}\n\n" + markdown(suite, table) + _diverged(results))
     for metric, published in suite.more_metrics:
         extra[metric] = aggregate(suite, results, metric, published)
         text += f"\nmetric: {metric}\n\n" + markdown(suite, extra[metric], metric)
@@ -176,6 +176,13 @@ def write_report(suite: Suite, results: list[dict], out: Path, profile: str = "f
     (Path(out) / "report.md").write_text(text)
     write_json(Path(out) / "report.json", {"summary": table, **extra} if extra else table)
     return text
+
+
+def _diverged(results: list[dict]) -> str:
+    """A line naming the runs that diverged and stopped early (`Trainer`: each counts by its best epoch)."""
+    runs = sorted(f"{r['job']['task']}, {_label(r)}, seed {r['job']['seed']} ({r['metrics']['diverged']})"
+                  for r in results if r["metrics"].get("diverged"))
+    return f"\nRuns that diverged, stopped there and count by their best epoch: {'; '.join(runs)}.\n" if runs else ""
 
 
 def _selection(suite: Suite, profile: str) -> str:
