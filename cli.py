@@ -412,8 +412,8 @@ def _model_settings(args: list[str], _):
               "--grad)  [default: the task's training's]")
 @click.option("--refine", type=click.IntRange(min=1), default=None,
               help="iterative refinement's K (see train --refine; tbptt always 1)  [default: the task's training's]")
-@click.option("--batching", type=click.Choice(["mixed", "by-length"]), default=None,
-              help="how streams make minibatches (see train --batching)  [default: the task's training's]")
+@click.option("--batching", default="", help="how streams make minibatches: mixed or by-length (see train "
+              "--batching)  [default: the task's training's]")
 def speed(task, model_name, batch_sizes, seconds, grad, refine, batching, **options):
     """Training speed of MODEL on TASK (the model's settings: its defaults, or the options given):
     characters per second (input symbols, however many refinement passes each takes), by batch size and
@@ -430,6 +430,8 @@ def speed(task, model_name, batch_sizes, seconds, grad, refine, batching, **opti
     methods = grad.split(",")
     for method in filter(None, methods):
         SequenceTraining(grad=method).validate()
+    if batching:
+        SequenceTraining(batching=batching).validate()
     model_config = _given(get_model_class(model_name).Config(), options)
     click.echo("| grad | refine | batch size | characters | seconds | characters/s |\n|---|---|---|---|---|---|")
     for method in methods:

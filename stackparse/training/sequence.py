@@ -197,11 +197,12 @@ class SequenceObjective:
         per_stream = self.data.stream_examples if self.task.protocol.stream else 1
         examples = self.epoch_examples = self.training_examples(epoch, rng)
         streams = [concatenate(examples[i:i + per_stream]) for i in range(0, len(examples), per_stream)]
-        if self.data.batching == "by-length":
+        by_length = self.data.batching == "by-length"
+        if by_length:
             streams.sort(key=len)
         b = self.train.batch_size
         batches = [streams[i:i + b] for i in range(0, len(streams), b)]
-        return [batches[i] for i in rng.permutation(len(batches))] if self.data.batching == "by-length" else batches
+        return [batches[i] for i in rng.permutation(len(batches))] if by_length else batches
 
     def step(self, epoch: int) -> Step | None:
         """Algorithm 1's step at `epoch` (None: not two-stage learning, or the algorithm has returned)."""
