@@ -129,6 +129,17 @@ def test_validation_and_the_saved_model_see_the_averaged_parameters(tmp_path, pa
     assert checkpoint == (tmp_path / "raw" / "run-1" / "checkpoint" / "params").read_bytes()
 
 
+def test_the_linear_schedule_decays_to_the_end_of_the_epochs_or_of_the_time_budget(tmp_path, parity):
+    # DATA: 40 streams in batches of 4, so the last batch of epoch e starts after e + 9/10 epochs of 4
+    train = TrainConfig(epochs=4, batch_size=4, lr=0.5, lr_schedule="linear", seed=3)
+    Trainer(train, builder(parity, train), progress=False).fit(tmp_path / "epochs")
+    assert [e["lr"] for e in log(tmp_path / "epochs")] == pytest.approx([0.5 * (1 - (e + 0.9) / 4) for e in range(4)])
+    # a time budget that is nearly spent: the rate is at its floor from the first batch on
+    budget = TrainConfig(epochs=4, batch_size=4, lr=0.5, lr_schedule="linear", seed=3, max_minutes=1e-9)
+    Trainer(budget, builder(parity, budget), progress=False).fit(tmp_path / "time")
+    assert log(tmp_path / "time")[0]["lr"] == pytest.approx(0.5 * 0.01)
+
+
 def test_time_budget_stops_before_an_epoch_that_would_overrun(tmp_path, parity):
     train = TrainConfig(epochs=50, batch_size=4, seed=1, max_minutes=1e-9)
     Trainer(train, builder(parity, train), progress=False).fit(tmp_path)
