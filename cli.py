@@ -414,7 +414,9 @@ def _model_settings(args: list[str], _):
               help="iterative refinement's K (see train --refine; tbptt always 1)  [default: the task's training's]")
 @click.option("--batching", default="", help="how streams make minibatches: mixed or by-length (see train "
               "--batching)  [default: the task's training's]")
-def speed(task, model_name, batch_sizes, seconds, grad, refine, batching, **options):
+@click.option("--mirror", "mirrors", default="", help="whether the model's numpy mirror computes the gradient where it "
+              "has one, comma-separated: on, off (see train --mirror)  [default: the task's training's]")
+def speed(task, model_name, batch_sizes, seconds, grad, refine, batching, mirrors, **options):
     """Training speed of MODEL on TASK (the model's settings: its defaults, or the options given):
     characters per second (input symbols, however many refinement passes each takes), by batch size and
     gradient algorithm, of the task's own training (its optimizer, truncation and data options, as
@@ -432,14 +434,20 @@ def speed(task, model_name, batch_sizes, seconds, grad, refine, batching, **opti
         SequenceTraining(grad=method).validate()
     if batching:
         SequenceTraining(batching=batching).validate()
+    switches = {"": None, "on": True, "off": False}
+    if any(m not in switches for m in mirrors.split(",")):
+        raise UserError(f"--mirror takes on, off or both separated by commas (got {mirrors!r})")
     model_config = _given(get_model_class(model_name).Config(), options)
-    click.echo("| grad | refine | batch size | characters | seconds | characters/s |\n|---|---|---|---|---|---|")
+    click.echo("| grad | refine | mirror | batch size | characters | seconds | characters/s |\n"
+               "|---|---|---|---|---|---|---|")
     for method in methods:
-        for size in sizes:
-            s = training_speed(task, model_name, model_config, size, seconds, grad=method, refine=refine,
-                               batching=batching)
-            row = (s.grad, s.refine, s.batch_size, s.chars, f"{s.seconds:.1f}", f"{s.chars_per_s:.0f}")
-            click.echo("| " + " | ".join(map(str, row)) + " |")
+        for mirror in mirrors.split(","):
+            for size in sizes:
+                s = training_speed(task, model_name, model_config, size, seconds, grad=method, refine=refine,
+                                   batching=batching, mirror=switches[mirror])
+                row = (s.grad, s.refine, "on" if s.mirror else "off", s.batch_size, s.chars, f"{s.seconds:.1f}",
+                       f"{s.chars_per_s:.0f}")
+                click.echo("| " + " | ".join(map(str, row)) + " |")
 
 
 # ---- dependency parsing --------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from stackparse.training.trainer import OPTIMIZERS, Trainer
 class Speed:
     grad: str
     refine: int
+    mirror: bool
     batch_size: int
     chars: int
     seconds: float
@@ -33,16 +34,20 @@ class Speed:
 
 
 def training_speed(task: str, model: str, model_config, batch_size: int, seconds: float = 20.0,
-                   seed: int = 1, grad: str = "", refine: int | None = None, batching: str | None = None) -> Speed:
+                   seed: int = 1, grad: str = "", refine: int | None = None, batching: str | None = None,
+                   mirror: bool | None = None) -> Speed:
     """Train for about `seconds` (whole minibatches) with the trainer's inner loop and count the
     characters processed; `grad`: the gradient algorithm, "" = the task's training's; `refine`: K of
     iterative refinement, None = the task's training's (1 with tbptt, which does not refine); `batching`:
-    how streams make minibatches (`SequenceDataConfig.batching`), None = the task's training's."""
+    how streams make minibatches (`SequenceDataConfig.batching`), None = the task's training's; `mirror`: whether a
+    model's numpy mirror computes the gradient where it has one (`GradientSettings.mirror`), None = the task's
+    training's."""
     defaults = SequenceExperiment.defaults(task, model)
     train = dataclasses.replace(defaults.train, batch_size=batch_size, seed=seed)
     grad = grad or defaults.data.grad
     passes = 1 if grad == "tbptt" else defaults.data.refine if refine is None else refine
-    algorithm = {"grad": grad, "refine": passes, "batching": batching or defaults.data.batching}
+    mirror = defaults.data.mirror if mirror is None else mirror
+    algorithm = {"grad": grad, "refine": passes, "batching": batching or defaults.data.batching, "mirror": mirror}
     # all lengths at once (the curriculum's last stage): Algorithm 1's stages follow the epochs' results
     data = dataclasses.replace(defaults.data, validation_size=1, incremental="curriculum", **algorithm)
     experiment = SequenceExperiment(SequenceSettings(task, model, model_config, train, data))
@@ -54,7 +59,7 @@ def training_speed(task: str, model: str, model_config, batch_size: int, seconds
     endless = itertools.chain.from_iterable(objective.batches(last_stage, rng) for _ in itertools.count())
     chars, start = [], time.perf_counter()
     Trainer(train, experiment.build, progress=False).run_epoch(objective, optimizer, _until(endless, seconds, chars))
-    return Speed(data.grad, data.refine, batch_size, sum(chars), time.perf_counter() - start)
+    return Speed(data.grad, data.refine, data.mirror, batch_size, sum(chars), time.perf_counter() - start)
 
 
 def _until(batches, seconds: float, chars: list[int]):

@@ -10,12 +10,18 @@ entirely correct, and fine accuracy, the mean share of scored symbols predicted 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import dynet as dy
 import numpy as np
 
+from stackparse.models.capabilities import ArrayMirror
 from stackparse.sequences import Example, pad, unroll
 from stackparse.tasks.base import Task
+
+
+MIRROR_BATCH = 64
+"""Sequences scored at once through a model's numpy mirror."""
 
 
 @dataclass(frozen=True)
@@ -32,21 +38,32 @@ class ExampleResult:
         return self.prefix / self.scored if self.scored else 1.0
 
 
-def score_examples(model, examples: list[Example], batch_size: int | None = None) -> list[ExampleResult]:
+def score_examples(model, examples: list[Example], batch_size: int | None = None,
+                   mirror: bool = True) -> list[ExampleResult]:
     """Run each example from the initial state; predictions are the argmax at every step.
-    `batch_size` sequences at a time (default: the model's `evaluation_batch`)."""
+    `batch_size` sequences at a time (default: the model's `evaluation_batch`, or `MIRROR_BATCH` through the
+    model's numpy mirror, which it runs where it has one (`ArrayMirror`) and `mirror` is on: no graph holds the
+    steps, and its products are efficient only over many sequences)."""
+    scores = model.array_mirror().scores if mirror and isinstance(model, ArrayMirror) else partial(_graph_scores, model)
+    batch_size = batch_size or (MIRROR_BATCH if mirror and isinstance(model, ArrayMirror) else model.evaluation_batch)
     results = []
-    batch_size = batch_size or model.evaluation_batch
     for i in range(0, len(examples), batch_size):
-        results.extend(_score_batch(model, examples[i:i + batch_size]))
+        results.extend(_results(examples[i:i + batch_size], scores))
     return results
 
 
-def _score_batch(model, examples: list[Example]) -> list[ExampleResult]:
-    inputs, targets, mask = pad(examples)
+def _graph_scores(model, examples: list[Example]) -> np.ndarray:
+    """Every step's output scores by DyNet's graph: (n_outputs, T, B), padded."""
+    inputs, _, _ = pad(examples)
     dy.renew_cg()
     scores = [model.scores(state) for _, state in unroll(model, inputs)]
-    values = dy.concatenate_cols(scores).npvalue().reshape(model.n_outputs, len(inputs), len(examples))
+    return dy.concatenate_cols(scores).npvalue().reshape(model.n_outputs, len(inputs), len(examples))
+
+
+def _results(examples: list[Example], scores) -> list[ExampleResult]:
+    """Each example's result from `scores(examples)`, (n_outputs, T, B)."""
+    inputs, targets, mask = pad(examples)
+    values = scores(examples)
     logz = np.logaddexp.reduce(values, axis=0)                                    # (T, B)
     gold = np.take_along_axis(values, targets[None], axis=0)[0]                   # (T, B)
     nll, predicted = logz - gold, values.argmax(axis=0)
@@ -94,12 +111,13 @@ class SplitReport:
                 "accuracy_by_n": {str(n): a for n, a in self.accuracy.items()}}
 
 
-def evaluate_splits(model, task: Task, splits: tuple[str, ...] | None = None) -> SplitReport:
-    """Every example of each test split (default: the task's `test_splits`), from a fresh state."""
+def evaluate_splits(model, task: Task, splits: tuple[str, ...] | None = None, mirror: bool = True) -> SplitReport:
+    """Every example of each test split (default: the task's `test_splits`), from a fresh state; `mirror` as
+    `score_examples`'."""
     error, count, accuracy = {}, {}, {}
     for name in splits or task.test_splits:
         examples = task.split(name)
-        results = score_examples(model, examples)
+        results = score_examples(model, examples, mirror=mirror)
         error[name] = 100.0 * float(np.mean([not r.correct for r in results]))
         count[name] = len(results)
         if not accuracy:
@@ -116,14 +134,16 @@ def _mean_by_n(ns: list[int], values: list) -> dict[int, float]:
 
 
 def evaluate_sizes(model, task: Task, rng: np.random.Generator,
-                   test_n: tuple[int, int] | None = None, samples: int | None = None) -> SizeReport | SplitReport:
+                   test_n: tuple[int, int] | None = None, samples: int | None = None,
+                   mirror: bool = True) -> SizeReport | SplitReport:
     """The paper's test: every n of the test range, `samples` examples each, from a fresh state; for a
-    task with fixed test splits, those splits (`evaluate_splits`), where `test_n` has no meaning."""
+    task with fixed test splits, those splits (`evaluate_splits`), where `test_n` has no meaning; `mirror` as
+    `score_examples`'."""
     if task.fixed_splits:                   # the experiment refuses a test range for these
-        return evaluate_splits(model, task)
+        return evaluate_splits(model, task, mirror=mirror)
     lo, hi = test_n or task.protocol.test_n
     samples = samples or task.protocol.test_samples
     ns = [n for n in range(max(lo, task.min_n()), hi + 1) for _ in range(samples)]
-    results = score_examples(model, [task.sample(rng, n) for n in ns])
+    results = score_examples(model, [task.sample(rng, n) for n in ns], mirror=mirror)
     return SizeReport(_mean_by_n(ns, [r.correct for r in results]), task.protocol.train_n[1],
                       _mean_by_n(ns, [r.fine for r in results]))

@@ -88,7 +88,8 @@ class SequenceExperiment(Kind):
         model = get_model_class(s.model)(pc, s.model_config, len(task.symbols), len(task.outputs))
         hints = insert_rules(model, task.pda, s.data, s.train.seed)
         method = gradient_method(s.data, model, s.train.bptt, hints)
-        return SequenceObjective(task, model, pc, s.train, s.data, method, validation_seed=s.train.seed)
+        return SequenceObjective(task, model, pc, s.train, s.data, method, validation_seed=s.train.seed,
+                                 mirror=s.data.mirror)
 
     def hooks(self, objective: SequenceObjective) -> list:
         """The trainer hooks of one restart: the weights' and the learning rate's noise (each in its stage of
@@ -97,7 +98,8 @@ class SequenceExperiment(Kind):
 
     def test(self, objective: SequenceObjective) -> dict:
         s = self.settings
-        report = evaluate_sizes(objective.model, self.task, np.random.default_rng([s.train.seed, 2]), s.test_n)
+        report = evaluate_sizes(objective.model, self.task, np.random.default_rng([s.train.seed, 2]), s.test_n,
+                                mirror=s.data.mirror)
         return {"task": s.task, "model": s.model, "seed": s.train.seed, **report.to_dict()}
 
 

@@ -199,7 +199,9 @@ class _Memory:
     ends: ClassVar[int] = 1
     """How many ends the controller drives (signals per step, read vectors)."""
     read_from_top: ClassVar[tuple[bool, ...]] = (True,)
-    """Per read vector: whether it reads from the top (eq. 3, 10) or the bottom (eq. 5, 11)."""
+    """Per end: whether it pops and reads at the top (eq. 2-3, 7, 10) or the bottom (eq. 4-5, 8, 11)."""
+    push_at_top: ClassVar[tuple[bool, ...]] = (True,)
+    """Per end: whether it pushes at the top (eq. 1, 9) or the bottom (eq. 9)."""
 
     @classmethod
     def empty(cls, size: int):
@@ -265,6 +267,7 @@ class NeuralDeque(_Memory):
     `next([top, bottom])`; `read()` is [r_top, r_bot]."""
     ends: ClassVar[int] = 2
     read_from_top: ClassVar[tuple[bool, ...]] = (True, False)
+    push_at_top: ClassVar[tuple[bool, ...]] = (True, False)
 
     def next(self, signals: Sequence[Signals]) -> NeuralDeque:
         return NeuralDeque(*deque_update(self.columns, self.strengths, *signals), self.size)

@@ -36,6 +36,18 @@ class ArrayGradients(Protocol):
 
 
 @runtime_checkable
+class ArrayMirror(Protocol):
+    """a model with a numpy mirror of its passes over whole sequences (neural-stack, neural-queue, neural-deque)
+
+    `array_mirror()`: `gradient(batch)`, the minibatch's summed loss and its gradient by BPTT without cuts, and
+    `scores(examples)`, every step's output scores; the same numbers as DyNet's graph gives, in a few array
+    operations a step (`stackparse.models.neural_stack_arrays`).
+    """
+
+    def array_mirror(self) -> Any: ...
+
+
+@runtime_checkable
 class WeightTensors(Protocol):
     """a higher-order model (rnn2, nspda2, nspda3, nnpda)
 

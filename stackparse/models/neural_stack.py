@@ -47,6 +47,7 @@ from stackparse.encoders.grefenstette import (
     learned_h0,
 )
 from stackparse.models.base import EmbeddingConfig, EncoderModel, Memoryless, SequenceModel, model_settings, register
+from stackparse.models.neural_stack_arrays import NeuralMemoryArrays
 
 
 PAPER_SIZES = {"memory_size": 256, "learned_h0": True}
@@ -138,6 +139,10 @@ class _NeuralMemoryLSTM(EncoderModel):
 
     def hidden(self, state):
         return state.output
+
+    def array_mirror(self) -> NeuralMemoryArrays:
+        """The numpy mirror of this model's passes (`ArrayMirror`)."""
+        return NeuralMemoryArrays(self)
 
     def trace(self, state):
         """Push and pop signals of the last step, per end, and the total strength in the memory."""

@@ -4,7 +4,8 @@ of Polyak averaging that parsers train with, e.g. spaCy's and UDPipe 2's).
 The trainer calls `update` after parameter updates and `applied` around validation and saving, so
 the averaged weights are selected and kept while training goes on from the raw ones; it smooths the
 epoch-to-epoch noise of Adam with minibatches. DyNet copies parameters to numpy element by element
-(~40 ns a value), so reading millions after every update would cost more than the update: `every`
+(~40 ns a value), so reading millions after every update would cost more than the update: the Parameters are read
+and written through views of DyNet's memory where they can be had (`stackparse._dynet_views`), and `every`
 samples every k-th update with the decay raised to the k-th power (the same time constant).
 """
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import dynet as dy
 import numpy as np
+
+from stackparse._dynet_views import read, write
 
 
 class ParameterAverage:
@@ -29,11 +32,11 @@ class ParameterAverage:
         self.values = self._read()
 
     def _read(self) -> list[np.ndarray]:
-        return [p.as_array() for p in self.params] + [p.as_array() for p in self.lookups]
+        return [read(p) for p in self.params] + [p.as_array() for p in self.lookups]
 
     def _write(self, values: list[np.ndarray]) -> None:
         for p, v in zip(self.params, values):
-            p.set_value(v)
+            write(p, v)
         for p, v in zip(self.lookups, values[len(self.params):]):
             p.init_from_array(v)
 

@@ -67,6 +67,7 @@ import dynet as dy
 import numpy as np
 
 from stackparse._dynet import product as matmul
+from stackparse._dynet_views import views
 from stackparse.cells import Cell, advance, memory_of, tiled
 from stackparse.config import check, setting
 from stackparse.models.arrays import ArrayCell, Loss
@@ -449,21 +450,36 @@ def _flatten(arrays: Sequence[np.ndarray]) -> np.ndarray:
 @dataclass(frozen=True)
 class PrecomputedLoss:
     """A loss (its value `loss`) whose gradient `grads` (one array per parameter, in its shape) was computed
-    outside DyNet's backward pass (RTRL, UORO), yielded in place of a loss expression. The trainer only calls
+    outside DyNet's backward pass (RTRL, UORO, a numpy mirror), yielded in place of a loss expression; `lookups`,
+    per lookup table, (LookupParameters, ids (k,), the gradients of those rows (k, dim)). The trainer only calls
     `value()` and `backward()`, so clipping, learning rate and Adam moments treat it as a backpropagated one."""
     loss: float
     params: tuple[dy.Parameters, ...]
     grads: tuple[np.ndarray, ...]
+    lookups: tuple = ()
 
     def value(self) -> float:
         return self.loss
 
     def backward(self) -> None:
-        """Add the gradients to the parameters': backpropagate the surrogate Σ_p sum(p ⊙ g_p), whose
-        gradient is g_p, in the current graph, left alone (the objective may still hold expressions
-        in it; backward only visits the surrogate's ancestors)."""
-        surrogate = dy.esum([dy.sum_elems(dy.cmult(p, dy.inputTensor(g))) for p, g in zip(self.params, self.grads)])
-        surrogate.backward()
+        """Add the gradients to the parameters': straight into DyNet's gradient memory where it can be mapped
+        (`stackparse._dynet_views`: DyNet's optimizers clip and apply whatever that memory holds), else by
+        backpropagating the surrogate Σ_p sum(p ⊙ g_p), whose gradient is g_p (a copy of g_p into DyNet, element
+        by element), in the current graph, left alone (the objective may still hold expressions in it; backward
+        only visits the surrogate's ancestors). A lookup table's rows enter by a lookup of those ids, so that the
+        optimizer's sparse update touches the same rows as a backpropagated lookup's."""
+        terms = []
+        for p, g in zip(self.params, self.grads):
+            view = views(p)
+            if view is None:
+                terms.append(dy.sum_elems(dy.cmult(p, dy.inputTensor(g))))
+            else:
+                np.add(view.grad, g, out=view.grad, casting="same_kind")
+        for table, ids, rows in self.lookups:
+            looked_up = dy.lookup_batch(table, [int(i) for i in ids])
+            terms.append(dy.sum_batches(dy.dot_product(looked_up, reattach([rows.T])[0])))
+        if terms:
+            dy.esum(terms).backward()
 
 
 def precomputed_loss(params: Sequence[dy.Parameters], result: Gradient, scale: float = 1.0) -> PrecomputedLoss:

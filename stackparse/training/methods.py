@@ -11,9 +11,9 @@ import dynet as dy
 import numpy as np
 
 from stackparse.config import SettingError, check, setting
-from stackparse.models.capabilities import ArrayGradients, OnlineGradients, Refinable, require
+from stackparse.models.capabilities import ArrayMirror, ArrayGradients, OnlineGradients, Refinable, require
 from stackparse.sequences import Example, detach, masked_nll, pad, reattach, unroll
-from stackparse.training.gradients import METHODS, GradientConfig, batch_gradient, precomputed_loss
+from stackparse.training.gradients import METHODS, GradientConfig, PrecomputedLoss, batch_gradient, precomputed_loss
 from stackparse.training.refinement import predictions, refined_losses
 
 
@@ -24,6 +24,9 @@ class GradientSettings:
     refine: int = setting(1, "iterative refinement (NSPDA eq. 17): K predictions at each step, the state carried "
                           "from one to the next, one at steps an inserted rule hints; 1 = off; with grad bptt, "
                           "rtrl or uoro", min=1)
+    mirror: bool = setting(True, "compute the gradient with the model's numpy mirror where it has one (neural-stack, "
+                           "-queue and -deque without cuts; rnn2, nspda2 and nspda3 under uoro): DyNet's gradient, "
+                           "faster; false = DyNet's graph")
 
     def validate(self) -> None:
         check(self)
@@ -41,11 +44,21 @@ class GradientMethod(Protocol):
 class TruncatedBPTT:
     """Joulin & Mikolov (2015, §5): the streams in lockstep, cut every `k` steps (0: never) with the
     state's value (not its gradient) carried across the cut. "tbptt" cuts every `TrainConfig.bptt`
-    steps, "bptt" never, so the truncation is one setting."""
+    steps, "bptt" never, so the truncation is one setting. Without cuts, a model's numpy mirror of its BPTT
+    (`ArrayMirror`) computes the loss and gradient where it has one and `mirror` is on."""
     k: int = 0
+    mirror: bool = True
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
-        return segment_losses(model, batch, self.k)
+        if self.k or not self.mirror or not isinstance(model, ArrayMirror):
+            yield from segment_losses(model, batch, self.k)
+            return
+        dy.renew_cg()                # the surrogate's graph (`PrecomputedLoss.backward`)
+        result = model.array_mirror().gradient(batch)
+        scale = 1 / len(batch)       # as `segment_losses`
+        yield (PrecomputedLoss(scale * result.loss, tuple(result.params), tuple(scale * g for g in result.grads),
+                               tuple((table, ids, scale * rows) for table, ids, rows in result.lookups)),
+               sum(int(sum(e.scored)) for e in batch))
 
 
 @dataclass(frozen=True)
@@ -59,9 +72,11 @@ class Online:
     algorithm: str
     passes: int = 1
     hints: Callable[[Example], tuple] | None = None
+    mirror: bool = True
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
-        mirror = model.array_cell() if self.algorithm == "uoro" and isinstance(model, ArrayGradients) else None
+        mirror = (model.array_cell() if self.mirror and self.algorithm == "uoro" and isinstance(model, ArrayGradients)
+                  else None)
         if mirror is None:                                        # None: a setting the numpy mirror lacks
             cell, params = model.gradient_cell()                  # (a fresh graph)
         else:
@@ -93,10 +108,10 @@ def gradient_method(settings: GradientSettings, model, bptt: int,
     if settings.grad in ("rtrl", "uoro"):
         require(model, OnlineGradients, f"grad {settings.grad}")
         model.gradient_cell()             # a one-line error for a model whose state cannot be packed
-        return Online(settings.grad, settings.refine, hints)
+        return Online(settings.grad, settings.refine, hints, settings.mirror)
     if settings.refine > 1:
         return Refined(settings.refine, hints)
-    return TruncatedBPTT(bptt if settings.grad == "tbptt" else 0)
+    return TruncatedBPTT(bptt if settings.grad == "tbptt" else 0, settings.mirror)
 
 
 def segment_losses(model, batch: list[Example], bptt: int):

@@ -169,14 +169,16 @@ class SequenceObjective:
         train: the trainer's settings (the minibatch size). data: the data and curriculum.
         method: the gradient method; default truncated BPTT every `train.bptt` steps ("tbptt").
         validation_seed: draws the validation examples of a task without fixed splits.
+        mirror: score through the model's numpy mirror where it has one (`GradientSettings.mirror`).
     """
     criterion = "val_entropy"
     maximize = False
     unit = "chars"
 
     def __init__(self, task: Task, model, pc: dy.ParameterCollection, train: TrainConfig,
-                 data: SequenceDataConfig, method: GradientMethod | None = None, *, validation_seed: int):
-        self.task, self.model, self.pc, self.train, self.data = task, model, pc, train, data
+                 data: SequenceDataConfig, method: GradientMethod | None = None, *, validation_seed: int,
+                 mirror: bool = True):
+        self.task, self.model, self.pc, self.train, self.data, self.mirror = task, model, pc, train, data, mirror
         self.method = method or TruncatedBPTT(train.bptt)
         if task.fixed_splits:
             self.validation = task.split("validation")
@@ -257,7 +259,7 @@ class SequenceObjective:
         `train_accuracy` over the training split; with Algorithm 1, `done` once it has returned."""
         self.model.training = False
         simplified = self.model.simplify(self.validation) if isinstance(self.model, Scheduled) else {}
-        results = score_examples(self.model, self.validation)
+        results = score_examples(self.model, self.validation, mirror=self.mirror)
         scored = sum(r.scored for r in results)
         metrics = {"val_entropy": sum(r.nll for r in results) / max(scored, 1) / np.log(2),
                    "val_accuracy": float(np.mean([r.correct for r in results])),
@@ -274,7 +276,8 @@ class SequenceObjective:
         """The share of training examples classified correctly: the whole training split of a task with
         fixed splits, else this epoch's examples."""
         examples = self.task.split("train") if self.task.fixed_splits else self.epoch_examples
-        return float(np.mean([r.correct for r in score_examples(self.model, examples)])) if examples else 0.0
+        return (float(np.mean([r.correct for r in score_examples(self.model, examples, mirror=self.mirror)]))
+                if examples else 0.0)
 
     def save(self, directory: Path) -> None:
         self.pc.save(str(Path(directory) / "params"))

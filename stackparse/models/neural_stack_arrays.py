@@ -1,0 +1,353 @@
+"""Full BPTT of the neural stack, queue and deque LSTMs (`stackparse.models.neural_stack`) in numpy, the derivatives
+written by hand: what their training runs (`stackparse.training.methods.TruncatedBPTT` without cuts).
+
+DyNet builds some eighty nodes a step for the LSTM controller, its signals and the memory, each costing far more
+to build and run than its arithmetic at the paper's sizes (256 units, batch 10). Here a step is a few array
+operations over the whole minibatch: one matrix product for the LSTM's gates ([r_{t-1}; h_{t-1}] against the
+stacked weights; the embeddings' share is one product over all steps), one for the signals, one batched product for
+all the reads, and the memory's strength updates of `stackparse.memories.grefenstette_arrays`. Whatever does not
+feed the recurrence waits for the whole sequence: the output layer o_t and the softmax are one product each over
+all steps, and every weight's gradient is one product over all steps' (input, gradient) pairs.
+
+It mirrors the DyNet model exactly (the tests compare loss and gradients): the controller of
+`stackparse.encoders.grefenstette` (DyNet's VanillaLSTMBuilder: gates i, f, o, g in that order, DyNet's forget bias
+of 1 added to f's pre-activation, then the signals, with the deque's bottom push offset), the memory's eq. 1-11, the
+softmax output V o_t + c, the loss Σ -log p(target) over the scored steps. Two things differ only in cost:
+- Sequences run longest first, a finished one dropping out (the running ones are a prefix of the rows): its padded
+  steps, which DyNet computes and masks, change nothing before them.
+- DyNet's lookups touch every embedding row the padded minibatch names, padding included (their gradient may be 0),
+  and its optimizers update the rows touched; `lookup_ids` names the same rows.
+The value matrix is preallocated, one row per push, the deque's bottom pushes filling it downwards from the
+middle, so the live memory is a window of it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import dynet as dy
+import numpy as np
+
+from stackparse._dynet_views import views
+from stackparse.models.arrays import sigmoid
+from stackparse.memories.grefenstette_arrays import pop, pop_vjp, read_weights, read_weights_vjp
+from stackparse.sequences import Example, pad
+
+FORGET_BIAS = 1.0
+"""What DyNet's VanillaLSTMBuilder adds to the forget gate's pre-activation."""
+FLOAT = np.float32
+"""DyNet's precision."""
+
+
+class ArrayGradient(NamedTuple):
+    """A minibatch's summed loss and its gradient: one array per parameter of `params`, in its shape, and per
+    lookup table (LookupParameters, ids (k,), rows (k, dim)) the gradient of the rows the minibatch looked up."""
+    loss: float
+    params: list[dy.Parameters]
+    grads: list[np.ndarray]
+    lookups: list[tuple[dy.LookupParameters, np.ndarray, np.ndarray]]
+
+
+def _sigmoid(z: np.ndarray) -> None:
+    """`sigmoid` in place."""
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    z += 1
+    np.reciprocal(z, out=z)
+
+
+@dataclass
+class _Weights:
+    """The model's parameters as float32 arrays, read once per minibatch, each product's operand laid out
+    row-major in the orientation that product wants (BLAS is twice as fast on a (B, K) x (K, 4h) product so)."""
+    x_in: np.ndarray            # (4h, input): layer 1's weights on x_t
+    recurrent: list[np.ndarray]  # per layer, (4h, below + h): [W_x on the reads (layer 1) or h below, W_h]
+    recurrent_t: list[np.ndarray]  # their transposes, (below + h, 4h)
+    bias: list[np.ndarray]      # per layer (4h,)
+    signals: np.ndarray         # (2 ends + ends m, h): [W_du; W_v]
+    signals_t: np.ndarray       # its transpose
+    signal_bias: np.ndarray
+    output: np.ndarray          # W_o (h, h)
+    output_bias: np.ndarray
+    V: np.ndarray               # (n_outputs, h)
+    c: np.ndarray
+    h0: list[np.ndarray]        # per layer (h,), zeros without learned_h0
+    embedding: np.ndarray       # (n_inputs, input): E, or the identity of one-hot inputs
+
+
+def _array(p) -> np.ndarray:
+    """A parameter's values, float32 in its shape: a view of DyNet's memory where one can be had, else a copy."""
+    view = views(p)
+    return view.values if view is not None else p.as_array().astype(FLOAT)
+
+
+class _Cell(NamedTuple):
+    """One LSTM layer at one step: its operand [r_{t-1} or h below; h_{t-1}], gates [i, f, o, g] after their
+    nonlinearities, c_{t-1} and tanh(c_t)."""
+    z: np.ndarray
+    act: np.ndarray
+    c_prev: np.ndarray
+    tanh_c: np.ndarray
+
+
+class _Step(NamedTuple):
+    """One step of the minibatch's running sequences (k rows)."""
+    cells: list[_Cell]
+    hidden: np.ndarray          # o'_t, the top layer's h: (k, h)
+    push: np.ndarray            # (k, ends)
+    pop: np.ndarray             # (k, ends)
+    value: np.ndarray           # (k, ends m)
+    popped: list                # per end, `pop`'s cache (none at the first step)
+    n: int                      # positions in the memory after the step
+    window: tuple[int, int]     # their rows in the value matrix
+    rows: list[int]             # the rows of this step's pushes, per end
+    weights: np.ndarray | None  # the next step's read weights (k, ends, n); None at the last step
+    reads: list                 # per end, `read_weights`' cache
+
+
+class _Memory(NamedTuple):
+    """The memory over the whole minibatch: the value matrix, (B, rows, m), and the weight of every row in every
+    read, (B, T ends, rows): the read after step t from end e at t ends + e."""
+    values: np.ndarray
+    weights: np.ndarray
+
+
+class NeuralMemoryArrays:
+    """The numpy mirror of a `_NeuralMemoryLSTM`'s training loss (`gradient`)."""
+
+    def __init__(self, model):
+        self.model, encoder = model, model.controller
+        memory = encoder.memory_class
+        self.ends, self.m, self.h = memory.ends, encoder.spec.memory_size, encoder.spec.hidden_dim
+        self.read_from_top, self.push_at_top = memory.read_from_top, memory.push_at_top
+        self.push_offsets = np.array(encoder.push_offsets, dtype=FLOAT)
+        self.layers = encoder.spec.layers
+
+    def parameters(self) -> list[dy.Parameters]:
+        """The trained parameters, in the order `gradient` gives their gradients."""
+        e, model = self.model.controller, self.model
+        lstm = [p for layer in e.lstm.get_parameters() for p in layer]
+        return [*lstm, e.W_du, e.b_du, e.W_v, e.b_v, e.W_o, e.b_o, model.V, model.c, *e.h0]
+
+    def _weights(self) -> _Weights:
+        e, model = self.model.controller, self.model
+        layers = [[_array(p) for p in layer] for layer in e.lstm.get_parameters()]
+        x = model.input_size()
+        recurrent_t = [np.concatenate([wx.T[x:] if i == 0 else wx.T, wh.T]) for i, (wx, wh, _) in enumerate(layers)]
+        signals_t = np.concatenate([_array(e.W_du).T, _array(e.W_v).T], axis=1)
+        table = model.E if model.E is not None else model.onehot
+        return _Weights(
+            x_in=np.ascontiguousarray(layers[0][0][:, :x]), recurrent=[np.ascontiguousarray(r.T) for r in recurrent_t],
+            recurrent_t=recurrent_t, bias=[b for _, _, b in layers],
+            signals=np.ascontiguousarray(signals_t.T), signals_t=signals_t,
+            signal_bias=np.concatenate([_array(e.b_du), _array(e.b_v)]),
+            output=_array(e.W_o), output_bias=_array(e.b_o), V=_array(model.V), c=_array(model.c),
+            h0=[_array(p) for p in e.h0] or [np.zeros(self.h, FLOAT)] * self.layers,
+            embedding=table.as_array().astype(FLOAT))
+
+    def gradient(self, batch: list[Example]) -> ArrayGradient:
+        """Σ over the minibatch's sequences and scored steps of -log p(target), and its gradient (not divided by
+        the number of sequences)."""
+        order, inputs, targets, mask, active = _longest_first(batch)
+        ids = np.concatenate([inputs[t, :k] for t, k in enumerate(active)])      # (N,): the steps run, in order
+        w = self._weights()
+        steps, memory = self._forward(w, inputs, active, keep=True)
+        loss, g_hidden, readout = _readout(w, steps, targets, mask, active)
+        lstm, signals, h0, g_embedding = self._backward(w, steps, memory, g_hidden, ids)
+        grads = [*lstm, *signals, *readout, *(h0 if self.model.controller.h0 else [])]
+        lookups = []
+        if self.model.E is not None:
+            touched = np.unique(inputs)                                           # padding included, as DyNet's
+            lookups = [(self.model.E, touched, g_embedding[touched])]
+        return ArrayGradient(loss, self.parameters(), grads, lookups)
+
+    def scores(self, examples: list[Example]) -> np.ndarray:
+        """The output scores V o_t + c of every step of `examples`, each from the initial state: (n_outputs, T, B),
+        padded (0 past an example's end), in the order given."""
+        order, inputs, _, _, active = _longest_first(examples)
+        w = self._weights()
+        steps, _ = self._forward(w, inputs, active, keep=False)
+        hidden = np.concatenate([s.hidden for s in steps])                       # (N, h)
+        flat = np.tanh(hidden @ w.output.T + w.output_bias) @ w.V.T + w.c       # (N, n_outputs)
+        scores = np.zeros((len(w.c), *inputs.shape), FLOAT)
+        start = 0
+        for t, k in enumerate(active):
+            scores[:, t, order[:k]] = flat[start:start + k].T
+            start += k
+        return scores
+
+    # ---- the forward pass --------------------------------------------------------------------------------------
+    def _forward(self, w: _Weights, inputs: np.ndarray, active: list[int], keep: bool
+                 ) -> tuple[list[_Step], _Memory]:
+        """Every step's values that the backward pass needs (`keep`; else only o'_t), and the memory's value
+        matrix and read weights (these None without `keep`)."""
+        T, B = inputs.shape
+        h, m, ends = self.h, self.m, self.ends
+        bottoms = sum(not top for top in self.push_at_top)
+        base = T * bottoms                                          # the first top push's row
+        values = np.zeros((B, T * len(self.push_at_top), m), FLOAT)
+        history = np.zeros((B, T * ends, values.shape[1]), FLOAT) if keep else None
+        shift = np.zeros(4 * h, FLOAT)
+        shift[h:2 * h] = FORGET_BIAS
+        biases = [b + shift for b in w.bias]                        # DyNet's forget bias folded in
+        biases[0] = w.embedding @ w.x_in.T + biases[0]              # (n_inputs, 4h): layer 1's, by input symbol
+        hs = [np.broadcast_to(h0, (B, h)) for h0 in w.h0]
+        cs = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
+        read, strengths, steps = np.zeros((B, ends * m), FLOAT), None, []
+        for t, k in enumerate(active):
+            # the controller (DyNet's VanillaLSTMBuilder), layer by layer
+            cells, below = [], read[:k]
+            for layer in range(self.layers):
+                z = np.concatenate([below, hs[layer][:k]], axis=1)
+                act = z @ w.recurrent_t[layer]
+                act += biases[0][inputs[t, :k]] if layer == 0 else biases[layer]
+                _sigmoid(act[:, :3 * h])                                                # i, f, o
+                np.tanh(act[:, 3 * h:], out=act[:, 3 * h:])                             # g
+                c_prev = cs[layer][:k]
+                c = act[:, h:2 * h] * c_prev + act[:, :h] * act[:, 3 * h:]
+                tc = np.tanh(c)
+                below = act[:, 2 * h:3 * h] * tc
+                cells.append(_Cell(z, act, c_prev, tc))
+                hs[layer], cs[layer] = below, c
+            # the signals: d_t, u_t per end, v_t
+            p = below @ w.signals_t + w.signal_bias
+            push = sigmoid(p[:, 0:2 * ends:2] + self.push_offsets)                   # (k, ends)
+            pops = sigmoid(p[:, 1:2 * ends:2])
+            value = np.tanh(p[:, 2 * ends:])                                          # (k, ends m)
+            # the memory: pops (eq. 2, 4, 7-8), then pushes (eq. 1, 6, 9)
+            middle, popped = (np.zeros((k, 0), FLOAT) if strengths is None else strengths[:k]), []
+            if strengths is not None:
+                for e, top in enumerate(self.read_from_top):
+                    middle, cache = pop(middle, pops[:, e:e + 1], top)
+                    popped.append(cache)
+            lo, hi = base - bottoms * (t + 1), base + (len(self.push_at_top) - bottoms) * (t + 1)
+            rows = [hi - 1 if top else lo for top in self.push_at_top]
+            for e, row in enumerate(rows):
+                values[:k, row] = value[:, e * m:(e + 1) * m]
+            strengths = np.concatenate([push[:, e:e + 1] for e, top in enumerate(self.push_at_top) if not top]
+                                       + [middle]
+                                       + [push[:, e:e + 1] for e, top in enumerate(self.push_at_top) if top], axis=1)
+            # the reads of the next step (eq. 3, 5, 10-11)
+            weights, reads = None, []
+            if t + 1 < len(active):
+                caches = [read_weights(strengths, top) for top in self.read_from_top]
+                weights = np.stack([wt for wt, _ in caches], axis=1)                  # (k, ends, n)
+                reads = [cache for _, cache in caches]
+                read = (weights @ values[:k, lo:hi]).reshape(k, ends * m)
+                if keep:
+                    history[:k, t * ends:(t + 1) * ends, lo:hi] = weights
+            step = _Step(cells, below, push, pops, value, popped, strengths.shape[1], (lo, hi), rows, weights, reads)
+            steps.append(step if keep else step._replace(cells=[], popped=[], weights=None, reads=[]))
+        return steps, _Memory(values, history)
+
+    # ---- the backward pass -------------------------------------------------------------------------------------
+    def _backward(self, w: _Weights, steps: list[_Step], memory: _Memory, g_hidden: list[np.ndarray],
+                  ids: np.ndarray):
+        """The gradients of the LSTM's weights (per layer W_x, W_h, b), of the signals' (W_du, b_du, W_v, b_v), of
+        h_0 (per layer), and of the embedding table (n_inputs, input), given those of every step's o'_t from the
+        output; `ids` are the input symbols of the steps run, in order."""
+        values, B, h, m, ends = memory.values, len(memory.values), self.h, self.m, self.ends
+        gh = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
+        gc = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
+        g_read = np.zeros((B, ends * m), FLOAT)                 # of r_t, read after step t by step t + 1
+        g_reads = np.zeros((B, memory.weights.shape[1], m), FLOAT)    # of every read r_t, the ends' in turn
+        g_strengths = None                                      # of s_t (B, n_t), from step t + 1's pops
+        g_gates = [[None] * len(steps) for _ in range(self.layers)]
+        g_signals = [None] * len(steps)
+        for t in range(len(steps) - 1, -1, -1):
+            step = steps[t]
+            k, (lo, hi) = len(step.hidden), step.window
+            g_s = np.zeros((k, step.n), FLOAT) if g_strengths is None else g_strengths[:k]
+            if step.weights is not None:                        # the read r_t (eq. 3, 5, 10-11)
+                g_r = g_read[:k].reshape(k, ends, m)
+                live = values[:k, lo:hi]
+                g_w = g_r @ live.transpose(0, 2, 1)                                 # (k, ends, n)
+                g_reads[:k, t * ends:(t + 1) * ends] = g_r
+                for e, (top, cache) in enumerate(zip(self.read_from_top, step.reads)):
+                    g_s = g_s + read_weights_vjp(g_w[:, e], cache, top)
+            # the pushes, then the pops in reverse order
+            g_push = np.empty((k, ends), FLOAT)
+            for e, top in enumerate(self.push_at_top):
+                g_push[:, e] = g_s[:, -1] if top else g_s[:, 0]
+            bottoms = sum(not top for top in self.push_at_top)
+            g_middle = g_s[:, bottoms:step.n - (len(self.push_at_top) - bottoms)]
+            g_pop = np.zeros((k, ends), FLOAT)
+            for e in reversed(range(len(step.popped))):
+                g_middle, g_u = pop_vjp(g_middle, step.popped[e], self.read_from_top[e])
+                g_pop[:, e] = g_u[:, 0]
+            if t > 0:
+                g_strengths = np.zeros((B, g_middle.shape[1]), FLOAT)
+                g_strengths[:k] = g_middle
+            # v_t's: Σ over the reads since (of both ends) of its weight times the read's gradient (eq. 3, 5, 10-11)
+            since = slice(t * ends, None)
+            g_value = (memory.weights[:k, since][:, :, step.rows].transpose(0, 2, 1) @ g_reads[:k, since]
+                       ).reshape(k, ends * m)
+            # the signals' pre-activations
+            g_p = np.empty((k, 2 * ends + ends * m), FLOAT)
+            g_p[:, 0:2 * ends:2] = g_push * step.push * (1 - step.push)
+            g_p[:, 1:2 * ends:2] = g_pop * step.pop * (1 - step.pop)
+            g_p[:, 2 * ends:] = g_value * (1 - step.value ** 2)
+            g_signals[t] = g_p
+            g_above = g_p @ w.signals + g_hidden[t]
+            # the LSTM, top layer first
+            for layer in range(self.layers - 1, -1, -1):
+                cell = step.cells[layer]
+                i, f, o, g = (cell.act[:, j * h:(j + 1) * h] for j in range(4))
+                g_h = g_above + gh[layer][:k]
+                g_c = g_h * o * (1 - cell.tanh_c ** 2) + gc[layer][:k]
+                g_a = np.empty((k, 4 * h), FLOAT)
+                g_a[:, :h] = g_c * g * i * (1 - i)
+                g_a[:, h:2 * h] = g_c * cell.c_prev * f * (1 - f)
+                g_a[:, 2 * h:3 * h] = g_h * cell.tanh_c * o * (1 - o)
+                g_a[:, 3 * h:] = g_c * i * (1 - g ** 2)
+                g_gates[layer][t] = g_a
+                gc[layer][:k] = g_c * f
+                g_z = g_a @ w.recurrent[layer]
+                below = g_z.shape[1] - h
+                g_above, gh[layer][:k] = g_z[:, :below], g_z[:, below:]
+            g_read[:k] = g_above                                 # layer 1's: of r_{t-1}
+        # Each weight's gradient is computed transposed, (inputs, outputs) row-major: DyNet's column-major layout,
+        # so that `PrecomputedLoss` adds it into DyNet's memory in order.
+        lstm = []
+        for layer in range(self.layers):
+            g_a = np.concatenate(g_gates[layer])                                   # (N, 4h)
+            g_w = np.concatenate([s.cells[layer].z for s in steps]).T @ g_a       # (below + h, 4h)
+            below = len(g_w) - h
+            g_wx = np.concatenate([w.embedding[ids].T @ g_a, g_w[:below]]) if layer == 0 else g_w[:below]
+            lstm += [g_wx.T, g_w[below:].T, g_a.sum(axis=0)]
+        g_p = np.concatenate(g_signals)
+        g_ws = (np.concatenate([s.hidden for s in steps]).T @ g_p).T             # (2 ends + ends m, h)
+        g_bs = g_p.sum(axis=0)
+        signals = [g_ws[:2 * ends], g_bs[:2 * ends], g_ws[2 * ends:], g_bs[2 * ends:]]
+        g_embedding = np.zeros_like(w.embedding)
+        np.add.at(g_embedding, ids, np.concatenate(g_gates[0]) @ w.x_in)
+        return lstm, signals, [g.sum(axis=0) for g in gh], g_embedding
+
+
+def _longest_first(batch: list[Example]):
+    """The minibatch padded with its sequences longest first (stable) and their order in `batch`; and at each step
+    how many still run (a prefix of the rows): (order, inputs, targets, mask, active)."""
+    order = sorted(range(len(batch)), key=lambda b: -len(batch[b]))
+    inputs, targets, mask = pad([batch[b] for b in order])                        # (T, B)
+    lengths = np.array([len(batch[b]) for b in order])
+    return np.array(order), inputs, targets, mask, [int((lengths > t).sum()) for t in range(len(inputs))]
+
+
+def _readout(w: _Weights, steps: list[_Step], targets: np.ndarray, mask: np.ndarray, active: list[int]):
+    """The loss Σ mask -log softmax(V tanh(W_o o'_t + b_o) + c)[target] over all steps at once; the gradient of
+    every step's o'_t, and those of W_o, b_o, V and c."""
+    hidden = np.concatenate([s.hidden for s in steps])                           # (N, h)
+    target = np.concatenate([targets[t, :k] for t, k in enumerate(active)])
+    weight = np.concatenate([mask[t, :k] for t, k in enumerate(active)]).astype(FLOAT)
+    out = np.tanh(hidden @ w.output.T + w.output_bias)
+    scores = out @ w.V.T + w.c
+    scores -= scores.max(axis=1, keepdims=True)
+    exp = np.exp(scores)
+    total = exp.sum(axis=1)
+    rows = np.arange(len(target))
+    loss = float(np.sum(weight.astype(np.float64) * (np.log(total) - scores[rows, target])))
+    g_scores = exp / total[:, None] * weight[:, None]
+    g_scores[rows, target] -= weight
+    g_pre = (g_scores @ w.V) * (1 - out ** 2)
+    g_hidden = np.split(g_pre @ w.output, np.cumsum(active)[:-1])
+    return loss, g_hidden, [(hidden.T @ g_pre).T, g_pre.sum(axis=0), (out.T @ g_scores).T, g_scores.sum(axis=0)]
