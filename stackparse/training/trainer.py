@@ -42,14 +42,13 @@ from tqdm import tqdm
 from stackparse.config import check, setting, write_json
 from stackparse.errors import UserError
 from stackparse.training.averaging import ParameterAverage
+from stackparse.training.schedules import SCHEDULES
 
 OPTIMIZERS = {
     "sgd": lambda pc, lr: dy.SimpleSGDTrainer(pc, learning_rate=lr),
     "adam": lambda pc, lr: dy.AdamTrainer(pc, alpha=lr),
     "rmsprop": lambda pc, lr: dy.RMSPropTrainer(pc, learning_rate=lr),     # Tieleman & Hinton; DyNet's rho 0.9, eps 1e-8
 }
-LINEAR_FLOOR = 0.01
-"""The linear schedule's last rate, as a share of lr (`_linear_lr`)."""
 PROGRESS_EVERY = 30.0
 """Seconds between progress lines when standard error is not a terminal (a log file, a pipe)."""
 
@@ -68,7 +67,7 @@ class TrainConfig:
                                "(lr / (1 + lr_decay * epoch), Dyer et al. 2015), linear (at every update lr "
                                "times the share of the run still ahead: of max_minutes where there is a time "
                                "budget, else of the epochs) or constant",
-                               choices=("plateau", "inverse", "linear", "constant"))
+                               choices=SCHEDULES)
     lr_decay: float = setting(0.0, "decay for the inverse schedule")
     clip: float = setting(15.0, "gradient norm clipping threshold, 0 = off", min=0)
     patience: int = setting(0, "stop after this many epochs without improvement, 0 = never", min=0)
@@ -309,14 +308,14 @@ class Trainer:
         cfg = self.config
         rng = np.random.default_rng([seed, state.restart, state.epoch])
         dy.reset_random_seed(epoch_seed(seed, state.restart, state.epoch))
-        lr = cfg.lr / (1 + cfg.lr_decay * state.epoch) if cfg.lr_schedule == "inverse" else state.lr
-        optimizer.learning_rate = lr
+        schedule = SCHEDULES[cfg.lr_schedule](cfg)
+        optimizer.learning_rate = schedule.at_epoch(state)
         batches = objective.batches(state.epoch, rng)
         start = time.perf_counter()
         desc = f"run {state.restart} epoch {state.epoch + 1}/{cfg.epochs}"
-        lr_at = (lambda done, elapsed: _linear_lr(cfg, state, done, elapsed)) if cfg.lr_schedule == "linear" else None
         total_loss, total_units = self.run_epoch(objective, optimizer, batches, average, desc, hooks, rng,
-                                                 lambda done, elapsed: self._time_left(state, done, elapsed), lr_at)
+                                                 lambda done, elapsed: self._time_left(state, done, elapsed),
+                                                 lambda done, elapsed: schedule.at_batch(state, done, elapsed))
         train_time = time.perf_counter() - start
         metrics = {"epoch": state.epoch + 1, "restart": state.restart, "lr": optimizer.learning_rate,
                    "train_loss": total_loss / max(total_units, 1),
@@ -330,20 +329,21 @@ class Trainer:
     def run_epoch(self, objective, optimizer, batches, average: ParameterAverage | None = None,
                   desc: str = "training", hooks: Sequence[Hook] = (), rng: np.random.Generator | None = None,
                   time_left: Callable[[float, float], float] | None = None,
-                  lr_at: Callable[[float, float], float] | None = None) -> tuple[float, int]:
+                  lr_at: Callable[[float, float], float | None] | None = None) -> tuple[float, int]:
         """The inner loop: per loss of each batch, backward and an optimizer update (then the average's),
         bracketed by the hooks (which draw from `rng`), and the hooks once more around the request that finds
         the batch's losses exhausted (a hook cannot know that no update follows: Algorithm 2's noise draws once
         more per minibatch, the draw order of the published numbers). Returns the summed loss values and
         units over `batches` (any iterable: the speed measure stops early). `time_left(share of the epoch
         done, seconds)` says how long the run may still take, for the progress shown; `lr_at(share of the
-        epoch done, seconds)`, if given, sets the learning rate before each batch."""
+        epoch done, seconds)`, if given, sets the learning rate before each batch where it gives one."""
         total_loss, total_units, start = 0.0, 0, time.perf_counter()
         lines, last_line = self.progress and not sys.stderr.isatty(), start
         with tqdm(batches, desc=desc, unit="batch", disable=None if self.progress else True, leave=False) as bar:
             for done, batch in enumerate(bar, 1):
-                if lr_at is not None:
-                    optimizer.learning_rate = lr_at((done - 1) / len(batches), time.perf_counter() - start)
+                rate = lr_at and lr_at((done - 1) / len(batches), time.perf_counter() - start)
+                if rate is not None:
+                    optimizer.learning_rate = rate
                 losses, item = iter(objective.losses(batch)), ()
                 while item is not None:
                     for hook in hooks:
@@ -396,8 +396,7 @@ class Trainer:
             self._keep_overall_best(out, run_dir, state, objective.maximize)     # so Ctrl-C always leaves out/best
         else:
             state.bad_epochs += 1
-            if cfg.lr_schedule == "plateau":
-                state.lr /= 2    # Joulin & Mikolov: halve the rate when validation stops improving
+        SCHEDULES[cfg.lr_schedule](cfg).after_validation(state, improved)
         state.epoch += 1
         state.seconds += metrics["epoch_seconds"]
         state.epoch_seconds = metrics["epoch_seconds"]
@@ -430,19 +429,6 @@ class Trainer:
                 return
         source = existing_dir(run_dir / "best")
         save_dir_atomically(out / "best", lambda d: [shutil.copy2(f, d / f.name) for f in source.iterdir()])
-
-
-def _linear_lr(cfg: TrainConfig, state: RunState, done: float, elapsed: float) -> float:
-    """The linear schedule's rate: lr times the share of the run still ahead, the larger of the shares done of
-    the epochs and of the time budget (with `done` of this epoch after `elapsed` seconds). Under a time budget
-    the rate decays to the end of the time the run is given, whatever the machine's speed: Li, Yumer & Ramanan
-    (2020, "Budgeted training: rethinking deep neural network training under resource constraints") find a
-    linear decay to the budget's end the best of the schedules they compare. A floor keeps the last updates
-    from vanishing where the last epoch runs past the budget's estimate."""
-    share = (state.epoch + done) / cfg.epochs
-    if cfg.max_minutes > 0:
-        share = max(share, (state.seconds + elapsed) / (60 * cfg.max_minutes))
-    return cfg.lr * max(1.0 - share, LINEAR_FLOOR)
 
 
 def _update(optimizer: dy.Trainer) -> None:
