@@ -9,6 +9,7 @@ from stackparse.memories import grefenstette as graph
 from stackparse.memories import grefenstette_arrays as arrays
 from stackparse.evaluation.sequence import score_examples
 from stackparse.models import get_model_class
+from stackparse.models.neural_stack_arrays import _Product
 from stackparse.sequences import Example
 from stackparse.training.methods import TruncatedBPTT, segment_losses
 from stackparse.training.trainer import OPTIMIZERS
@@ -127,3 +128,12 @@ def test_scoring_through_the_mirror_gives_the_graphs_results(rng, name):
     graphed = score_examples(model, examples, mirror=False)
     assert [r.predictions for r in mirrored] == [r.predictions for r in graphed]
     assert [r.nll for r in mirrored] == pytest.approx([r.nll for r in graphed], rel=1e-5)
+
+
+@pytest.mark.parametrize("rows,blocks", [(10, 2), (40, 1), (2, 1)])
+def test_a_product_cut_into_column_blocks_is_the_product(rng, rows, blocks):
+    weights = rng.normal(size=(512, 300)).astype(np.float32)
+    product = _Product(weights, rows)
+    assert len(product.blocks) == blocks
+    x = rng.normal(size=(rows, 512)).astype(np.float32)
+    assert np.allclose(product(x), x @ weights, rtol=1e-5, atol=1e-4)

@@ -58,14 +58,14 @@ def _sigmoid(z: np.ndarray) -> None:
 
 @dataclass
 class _Weights:
-    """The model's parameters as float32 arrays, read once per minibatch, each product's operand laid out
-    row-major in the orientation that product wants (BLAS is twice as fast on a (B, K) x (K, 4h) product so)."""
+    """The model's parameters as float32 arrays, read once per minibatch; the weights of the products every step
+    makes as `_Product`s, forward (x W^T) and backward (g W)."""
     x_in: np.ndarray            # (4h, input): layer 1's weights on x_t
-    recurrent: list[np.ndarray]  # per layer, (4h, below + h): [W_x on the reads (layer 1) or h below, W_h]
-    recurrent_t: list[np.ndarray]  # their transposes, (below + h, 4h)
+    gates: list[_Product]       # per layer, [r_{t-1} (layer 1) or h below; h_{t-1}] -> the gates' pre-activations
+    gates_back: list[_Product]  # their gradients -> the operand's
     bias: list[np.ndarray]      # per layer (4h,)
-    signals: np.ndarray         # (2 ends + ends m, h): [W_du; W_v]
-    signals_t: np.ndarray       # its transpose
+    signals: _Product           # o'_t -> the signals' pre-activations, [W_du; W_v] o'_t
+    signals_back: _Product
     signal_bias: np.ndarray
     output: np.ndarray          # W_o (h, h)
     output_bias: np.ndarray
@@ -73,6 +73,35 @@ class _Weights:
     c: np.ndarray
     h0: list[np.ndarray]        # per layer (h,), zeros without learned_h0
     embedding: np.ndarray       # (n_inputs, input): E, or the identity of one-hot inputs
+
+
+SMALL_PRODUCT = 1_000_000
+"""m n k up to which OpenBLAS's sgemm runs its small-matrix kernel, which packs neither operand (its
+`sgemm_small_kernel_permit`: 100^3)."""
+NARROWEST = 64
+"""Column blocks narrower than this cost more than they save (at about 32 rows): one product instead."""
+
+
+class _Product:
+    """x W for a fixed W (K, N) and x of at most `rows` rows. A step's products have few rows (the minibatch's
+    running sequences) and large weights, and OpenBLAS's general sgemm packs the whole W at every call, which costs
+    more than the arithmetic; W is cut into blocks of columns whose products stay under `SMALL_PRODUCT`, each
+    then done by the small-matrix kernel: about half the time at 10 rows (BENCHMARKS.md). Many rows: one product."""
+
+    def __init__(self, W: np.ndarray, rows: int):
+        K, self.n = W.shape
+        width = SMALL_PRODUCT // max(rows * K, 1) // 16 * 16
+        if width >= self.n or width < NARROWEST:
+            width = self.n
+        self.blocks = [(slice(j, j + width), np.ascontiguousarray(W[:, j:j + width])) for j in range(0, self.n, width)]
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        if len(self.blocks) == 1:
+            return x @ self.blocks[0][1]
+        out = np.empty((len(x), self.n), x.dtype)
+        for columns, block in self.blocks:
+            np.matmul(x, block, out=out[:, columns])
+        return out
 
 
 def _array(p) -> np.ndarray:
@@ -129,17 +158,18 @@ class NeuralMemoryArrays:
         lstm = [p for layer in e.lstm.get_parameters() for p in layer]
         return [*lstm, e.W_du, e.b_du, e.W_v, e.b_v, e.W_o, e.b_o, model.V, model.c, *e.h0]
 
-    def _weights(self) -> _Weights:
+    def _weights(self, rows: int) -> _Weights:
+        """The weights, for steps of at most `rows` sequences."""
         e, model = self.model.controller, self.model
         layers = [[_array(p) for p in layer] for layer in e.lstm.get_parameters()]
         x = model.input_size()
-        recurrent_t = [np.concatenate([wx.T[x:] if i == 0 else wx.T, wh.T]) for i, (wx, wh, _) in enumerate(layers)]
-        signals_t = np.concatenate([_array(e.W_du).T, _array(e.W_v).T], axis=1)
+        gates = [np.concatenate([wx.T[x:] if i == 0 else wx.T, wh.T]) for i, (wx, wh, _) in enumerate(layers)]
+        signals = np.concatenate([_array(e.W_du).T, _array(e.W_v).T], axis=1)           # (h, 2 ends + ends m)
         table = model.E if model.E is not None else model.onehot
         return _Weights(
-            x_in=np.ascontiguousarray(layers[0][0][:, :x]), recurrent=[np.ascontiguousarray(r.T) for r in recurrent_t],
-            recurrent_t=recurrent_t, bias=[b for _, _, b in layers],
-            signals=np.ascontiguousarray(signals_t.T), signals_t=signals_t,
+            x_in=np.ascontiguousarray(layers[0][0][:, :x]), gates=[_Product(g, rows) for g in gates],
+            gates_back=[_Product(g.T, rows) for g in gates], bias=[b for _, _, b in layers],
+            signals=_Product(signals, rows), signals_back=_Product(signals.T, rows),
             signal_bias=np.concatenate([_array(e.b_du), _array(e.b_v)]),
             output=_array(e.W_o), output_bias=_array(e.b_o), V=_array(model.V), c=_array(model.c),
             h0=[_array(p) for p in e.h0] or [np.zeros(self.h, FLOAT)] * self.layers,
@@ -150,7 +180,7 @@ class NeuralMemoryArrays:
         the number of sequences)."""
         order, inputs, targets, mask, active = _longest_first(batch)
         ids = np.concatenate([inputs[t, :k] for t, k in enumerate(active)])      # (N,): the steps run, in order
-        w = self._weights()
+        w = self._weights(len(batch))
         steps, memory = self._forward(w, inputs, active, keep=True)
         loss, g_hidden, readout = _readout(w, steps, targets, mask, active)
         lstm, signals, h0, g_embedding = self._backward(w, steps, memory, g_hidden, ids)
@@ -165,7 +195,7 @@ class NeuralMemoryArrays:
         """The output scores V o_t + c of every step of `examples`, each from the initial state: (n_outputs, T, B),
         padded (0 past an example's end), in the order given."""
         order, inputs, _, _, active = _longest_first(examples)
-        w = self._weights()
+        w = self._weights(len(examples))
         steps, _ = self._forward(w, inputs, active, keep=False)
         hidden = np.concatenate([s.hidden for s in steps])                       # (N, h)
         flat = np.tanh(hidden @ w.output.T + w.output_bias) @ w.V.T + w.c       # (N, n_outputs)
@@ -199,7 +229,7 @@ class NeuralMemoryArrays:
             cells, below = [], read[:k]
             for layer in range(self.layers):
                 z = np.concatenate([below, hs[layer][:k]], axis=1)
-                act = z @ w.recurrent_t[layer]
+                act = w.gates[layer](z)
                 act += biases[0][inputs[t, :k]] if layer == 0 else biases[layer]
                 _sigmoid(act[:, :3 * h])                                                # i, f, o
                 np.tanh(act[:, 3 * h:], out=act[:, 3 * h:])                             # g
@@ -210,7 +240,7 @@ class NeuralMemoryArrays:
                 cells.append(_Cell(z, act, c_prev, tc))
                 hs[layer], cs[layer] = below, c
             # the signals: d_t, u_t per end, v_t
-            p = below @ w.signals_t + w.signal_bias
+            p = w.signals(below) + w.signal_bias
             push = sigmoid(p[:, 0:2 * ends:2] + self.push_offsets)                   # (k, ends)
             pops = sigmoid(p[:, 1:2 * ends:2])
             value = np.tanh(p[:, 2 * ends:])                                          # (k, ends m)
@@ -288,7 +318,7 @@ class NeuralMemoryArrays:
             g_p[:, 1:2 * ends:2] = g_pop * step.pop * (1 - step.pop)
             g_p[:, 2 * ends:] = g_value * (1 - step.value ** 2)
             g_signals[t] = g_p
-            g_above = g_p @ w.signals + g_hidden[t]
+            g_above = w.signals_back(g_p) + g_hidden[t]
             # the LSTM, top layer first
             for layer in range(self.layers - 1, -1, -1):
                 cell = step.cells[layer]
@@ -302,7 +332,7 @@ class NeuralMemoryArrays:
                 g_a[:, 3 * h:] = g_c * i * (1 - g ** 2)
                 g_gates[layer][t] = g_a
                 gc[layer][:k] = g_c * f
-                g_z = g_a @ w.recurrent[layer]
+                g_z = w.gates_back[layer](g_a)
                 below = g_z.shape[1] - h
                 g_above, gh[layer][:k] = g_z[:, :below], g_z[:, below:]
             g_read[:k] = g_above                                 # layer 1's: of r_{t-1}
