@@ -261,7 +261,7 @@ class NeuralMemoryArrays:
             weights, reads = None, []
             if t + 1 < len(active):
                 caches = [read_weights(strengths, top) for top in self.read_from_top]
-                weights = np.stack([wt for wt, _ in caches], axis=1)                  # (k, ends, n)
+                weights = np.stack([wt for wt, _ in caches], axis=1) if ends > 1 else caches[0][0][:, None]  # (k, ends, n)
                 reads = [cache for _, cache in caches]
                 read = (weights @ values[:k, lo:hi]).reshape(k, ends * m)
                 if keep:
@@ -349,8 +349,9 @@ class NeuralMemoryArrays:
         g_ws = (np.concatenate([s.hidden for s in steps]).T @ g_p).T             # (2 ends + ends m, h)
         g_bs = g_p.sum(axis=0)
         signals = [g_ws[:2 * ends], g_bs[:2 * ends], g_ws[2 * ends:], g_bs[2 * ends:]]
-        g_embedding = np.zeros_like(w.embedding)
-        np.add.at(g_embedding, ids, np.concatenate(g_gates[0]) @ w.x_in)
+        by_symbol = np.zeros((len(w.embedding), len(ids)), FLOAT)                  # one-hot, (n_inputs, N)
+        by_symbol[ids, np.arange(len(ids))] = 1
+        g_embedding = by_symbol @ (np.concatenate(g_gates[0]) @ w.x_in)
         return lstm, signals, [g.sum(axis=0) for g in gh], g_embedding
 
 
