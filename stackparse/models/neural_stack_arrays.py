@@ -1,5 +1,6 @@
 """Full BPTT of the neural stack, queue and deque LSTMs (`stackparse.models.neural_stack`) in numpy, the derivatives
-written by hand: what their training runs (`stackparse.training.methods.TruncatedBPTT` without cuts).
+written by hand: what their training runs (`stackparse.training.methods.TruncatedBPTT` without cuts), and the same
+forward pass for scoring (`stackparse.evaluation.sequence.score_examples`).
 
 DyNet builds some eighty nodes a step for the LSTM controller, its signals and the memory, each costing far more
 to build and run than its arithmetic at the paper's sizes (256 units, batch 10). Here a step is a few array
@@ -16,9 +17,13 @@ softmax output V o_t + c, the loss Σ -log p(target) over the scored steps. Two 
 - Sequences run longest first, a finished one dropping out (the running ones are a prefix of the rows): its padded
   steps, which DyNet computes and masks, change nothing before them.
 - DyNet's lookups touch every embedding row the padded minibatch names, padding included (their gradient may be 0),
-  and its optimizers update the rows touched; `lookup_ids` names the same rows.
+  and its optimizers update the rows touched; `gradient` names the same rows.
 The value matrix is preallocated, one row per push, the deque's bottom pushes filling it downwards from the
-middle, so the live memory is a window of it.
+middle, so the live memory is a window of it. A value's gradient is gathered when the backward pass reaches its
+push, as its weight in every later read times that read's gradient (both kept whole, `_Memory`), instead of
+being accumulated into a matrix of the value matrix's size at every step.
+The weights are read, and their gradients added, through views of DyNet's memory (`stackparse._dynet_views`):
+DyNet's own copies would cost more than the whole step.
 """
 from __future__ import annotations
 
