@@ -137,3 +137,11 @@ def test_a_product_cut_into_column_blocks_is_the_product(rng, rows, blocks):
     assert len(product.blocks) == blocks
     x = rng.normal(size=(rows, 512)).astype(np.float32)
     assert np.allclose(product(x), x @ weights, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("lengths", [(1, 6, 6, 3), (4, 4), (1,)])
+def test_the_loss_is_dynets_whatever_the_lengths(rng, lengths):
+    model, _ = model_of("neural-deque", rng)
+    batch = batch_of(rng, lengths)
+    (loss, _), = segment_losses(model, batch, 0)
+    assert model.array_mirror().gradient(batch).loss == pytest.approx(loss.value() * len(batch), rel=1e-6)
