@@ -29,13 +29,12 @@ def less_beyond(start: np.ndarray, s: np.ndarray, from_top: bool) -> np.ndarray:
 
 def less_beyond_vjp(g: np.ndarray, from_top: bool) -> tuple[np.ndarray, np.ndarray]:
     """The gradients of `less_beyond`'s start, (B, 1), and s, (B, n), given g, (B, n), that of its result:
-    s[j] enters every position i it is beyond, with the sign -1."""
-    zero = np.zeros_like(g[:, :1])
-    if from_top:                # j beyond i when j > i: the sum of g over i < j
-        g_s = -np.concatenate([zero, np.cumsum(g[:, :-1], axis=1)], axis=1)
-    else:                       # j beyond i when j < i: the sum of g over i > j
-        g_s = -np.concatenate([np.cumsum(g[:, :0:-1], axis=1)[:, ::-1], zero], axis=1)
-    return g.sum(axis=1, keepdims=True), g_s
+    s[j] enters every position i it is beyond, with the sign -1, so its gradient is minus the sum of g over the
+    positions below j (from_top) or above it: an inclusive cumulative sum less g itself."""
+    reach = np.cumsum(g, axis=1) if from_top else np.cumsum(g[:, ::-1], axis=1)[:, ::-1]
+    reach -= g
+    np.negative(reach, out=reach)
+    return g.sum(axis=1, keepdims=True), reach
 
 
 class Pop(NamedTuple):
