@@ -147,7 +147,8 @@ class _Memory(NamedTuple):
 
 
 class NeuralMemoryArrays:
-    """The numpy mirror of a `_NeuralMemoryLSTM`'s training loss (`gradient`)."""
+    """The numpy mirror of a `_NeuralMemoryLSTM`: its training loss and gradient (`gradient`), its scores
+    (`scores`)."""
 
     def __init__(self, model):
         self.model, encoder = model, model.controller
@@ -183,7 +184,7 @@ class NeuralMemoryArrays:
     def gradient(self, batch: list[Example]) -> ArrayGradient:
         """Σ over the minibatch's sequences and scored steps of -log p(target), and its gradient (not divided by
         the number of sequences)."""
-        order, inputs, targets, mask, active = _longest_first(batch)
+        _, inputs, targets, mask, active = _longest_first(batch)
         ids = np.concatenate([inputs[t, :k] for t, k in enumerate(active)])      # (N,): the steps run, in order
         w = self._weights(len(batch))
         steps, memory = self._forward(w, inputs, active, keep=True)
@@ -202,8 +203,7 @@ class NeuralMemoryArrays:
         order, inputs, _, _, active = _longest_first(examples)
         w = self._weights(len(examples))
         steps, _ = self._forward(w, inputs, active, keep=False)
-        hidden = np.concatenate([s.hidden for s in steps])                       # (N, h)
-        flat = np.tanh(hidden @ w.output.T + w.output_bias) @ w.V.T + w.c       # (N, n_outputs)
+        _, flat = _outputs(w, np.concatenate([s.hidden for s in steps]))        # (N, n_outputs)
         scores = np.zeros((len(w.c), *inputs.shape), FLOAT)
         start = 0
         for t, k in enumerate(active):
@@ -369,14 +369,19 @@ def _longest_first(batch: list[Example]):
     return np.array(order), inputs, targets, mask, [int((lengths > t).sum()) for t in range(len(inputs))]
 
 
+def _outputs(w: _Weights, hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """o_t = tanh(W_o o'_t + b_o) and the scores V o_t + c, for the rows o'_t of `hidden`."""
+    out = np.tanh(hidden @ w.output.T + w.output_bias)
+    return out, out @ w.V.T + w.c
+
+
 def _readout(w: _Weights, steps: list[_Step], targets: np.ndarray, mask: np.ndarray, active: list[int]):
     """The loss Σ mask -log softmax(V tanh(W_o o'_t + b_o) + c)[target] over all steps at once; the gradient of
     every step's o'_t, and those of W_o, b_o, V and c."""
     hidden = np.concatenate([s.hidden for s in steps])                           # (N, h)
     target = np.concatenate([targets[t, :k] for t, k in enumerate(active)])
     weight = np.concatenate([mask[t, :k] for t, k in enumerate(active)]).astype(FLOAT)
-    out = np.tanh(hidden @ w.output.T + w.output_bias)
-    scores = out @ w.V.T + w.c
+    out, scores = _outputs(w, hidden)
     scores -= scores.max(axis=1, keepdims=True)
     exp = np.exp(scores)
     total = exp.sum(axis=1)
