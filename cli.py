@@ -415,7 +415,8 @@ def _model_settings(args: list[str], _):
 @click.option("--batching", default="", help="how streams make minibatches: mixed or by-length (see train "
               "--batching)  [default: the task's training's]")
 @click.option("--mirror", "mirrors", default="", help="whether the model's numpy mirror computes the gradient where it "
-              "has one, comma-separated: on, off (see train --mirror)  [default: the task's training's]")
+              "has one, comma-separated: on, off (see train --mirror); given, the table has a column for it  "
+              "[default: the task's training's]")
 def speed(task, model_name, batch_sizes, seconds, grad, refine, batching, mirrors, **options):
     """Training speed of MODEL on TASK (the model's settings: its defaults, or the options given):
     characters per second (input symbols, however many refinement passes each takes), by batch size and
@@ -438,14 +439,14 @@ def speed(task, model_name, batch_sizes, seconds, grad, refine, batching, mirror
     if any(m not in switches for m in mirrors.split(",")):
         raise UserError(f"--mirror takes on, off or both separated by commas (got {mirrors!r})")
     model_config = _given(get_model_class(model_name).Config(), options)
-    click.echo("| grad | refine | mirror | batch size | characters | seconds | characters/s |\n"
-               "|---|---|---|---|---|---|---|")
+    shown = ["grad", "refine", *(["mirror"] if mirrors else []), "batch size", "characters", "seconds", "characters/s"]
+    click.echo("| " + " | ".join(shown) + " |\n" + "|---" * len(shown) + "|")
     for method in methods:
         for mirror in mirrors.split(","):
             for size in sizes:
                 s = training_speed(task, model_name, model_config, size, seconds, grad=method, refine=refine,
                                    batching=batching, mirror=switches[mirror])
-                row = (s.grad, s.refine, "on" if s.mirror else "off", s.batch_size, s.chars, f"{s.seconds:.1f}",
+                row = (s.grad, s.refine, *([mirror] if mirrors else []), s.batch_size, s.chars, f"{s.seconds:.1f}",
                        f"{s.chars_per_s:.0f}")
                 click.echo("| " + " | ".join(map(str, row)) + " |")
 
