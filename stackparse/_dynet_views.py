@@ -72,7 +72,7 @@ def views(p: dy.Parameters) -> ParameterViews | None:
     """Numpy views of `p`'s values and gradient in DyNet's memory, or None where they cannot be had safely (module
     docstring). Valid while p's collection lives: take them anew for each use rather than keep them."""
     global _checked
-    if not SUPPORTED_HERE or _checked is False or type(p).__basicsize__ < OBJECT_CONTROL + 8:
+    if not SUPPORTED_HERE or _checked is False or type(p) is not dy.Parameters:
         return None
     storage, control = _word(id(p) + OBJECT_STORAGE), _word(id(p) + OBJECT_CONTROL)
     if storage == 0 or storage - control != 16:
