@@ -34,7 +34,6 @@ import dynet as dy
 import numpy as np
 
 from stackparse._dynet_views import views
-from stackparse.models.arrays import sigmoid
 from stackparse.memories.grefenstette_arrays import pop, pop_vjp, read_weights, read_weights_vjp
 from stackparse.sequences import Example, pad
 
@@ -54,7 +53,7 @@ class ArrayGradient(NamedTuple):
 
 
 def _sigmoid(z: np.ndarray) -> None:
-    """`sigmoid` in place."""
+    """The logistic function 1 / (1 + exp(-z)), in place."""
     np.negative(z, out=z)
     np.exp(z, out=z)
     z += 1
@@ -128,8 +127,7 @@ class _Step(NamedTuple):
     """One step of the minibatch's running sequences (k rows)."""
     cells: list[_Cell]
     hidden: np.ndarray          # o'_t, the top layer's h: (k, h)
-    push: np.ndarray            # (k, ends)
-    pop: np.ndarray             # (k, ends)
+    actions: np.ndarray         # d_t, u_t per end, interleaved: (k, 2 ends)
     value: np.ndarray           # (k, ends m)
     popped: list                # per end, `pop`'s cache (none at the first step)
     n: int                      # positions in the memory after the step
@@ -225,7 +223,9 @@ class NeuralMemoryArrays:
         shift = np.zeros(4 * h, FLOAT)
         shift[h:2 * h] = FORGET_BIAS
         biases = [b + shift for b in w.bias]                        # DyNet's forget bias folded in
-        biases[0] = w.embedding @ w.x_in.T + biases[0]              # (n_inputs, 4h): layer 1's, by input symbol
+        biases[0] = (w.embedding @ w.x_in.T + biases[0])[inputs]    # (T, B, 4h): layer 1's, by input symbol
+        signal_bias = w.signal_bias.copy()
+        signal_bias[0:2 * ends:2] += self.push_offsets              # the deque's bottom push offset folded in
         hs = [np.broadcast_to(h0, (B, h)) for h0 in w.h0]
         cs = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
         read, strengths, steps = np.zeros((B, ends * m), FLOAT), None, []
@@ -235,7 +235,7 @@ class NeuralMemoryArrays:
             for layer in range(self.layers):
                 z = np.concatenate([below, hs[layer][:k]], axis=1)
                 act = w.gates[layer](z)
-                act += biases[0][inputs[t, :k]] if layer == 0 else biases[layer]
+                act += biases[0][t, :k] if layer == 0 else biases[layer]
                 _sigmoid(act[:, :3 * h])                                                # i, f, o
                 np.tanh(act[:, 3 * h:], out=act[:, 3 * h:])                             # g
                 c_prev = cs[layer][:k]
@@ -244,11 +244,13 @@ class NeuralMemoryArrays:
                 below = act[:, 2 * h:3 * h] * tc
                 cells.append(_Cell(z, act, c_prev, tc))
                 hs[layer], cs[layer] = below, c
-            # the signals: d_t, u_t per end, v_t
-            p = w.signals(below) + w.signal_bias
-            push = sigmoid(p[:, 0:2 * ends:2] + self.push_offsets)                   # (k, ends)
-            pops = sigmoid(p[:, 1:2 * ends:2])
-            value = np.tanh(p[:, 2 * ends:])                                          # (k, ends m)
+            # the signals: d_t, u_t per end (interleaved), v_t
+            p = w.signals(below)
+            p += signal_bias
+            actions, value = p[:, :2 * ends], p[:, 2 * ends:]                        # (k, 2 ends), (k, ends m)
+            _sigmoid(actions)
+            np.tanh(value, out=value)
+            push, pops = actions[:, 0::2], actions[:, 1::2]                          # (k, ends) each
             # the memory: pops (eq. 2, 4, 7-8), then pushes (eq. 1, 6, 9)
             middle, popped = (np.zeros((k, 0), FLOAT) if strengths is None else strengths[:k]), []
             if strengths is not None:
@@ -271,7 +273,7 @@ class NeuralMemoryArrays:
                 read = (weights @ values[:k, lo:hi]).reshape(k, ends * m)
                 if keep:
                     history[:k, t * ends:(t + 1) * ends, lo:hi] = weights
-            step = _Step(cells, below, push, pops, value, popped, strengths.shape[1], (lo, hi), rows, weights, reads)
+            step = _Step(cells, below, actions, value, popped, strengths.shape[1], (lo, hi), rows, weights, reads)
             steps.append(step if keep else step._replace(cells=[], popped=[], weights=None, reads=[]))
         return steps, _Memory(values, history)
 
@@ -300,16 +302,15 @@ class NeuralMemoryArrays:
                 g_reads[:k, t * ends:(t + 1) * ends] = g_r
                 for e, (top, cache) in enumerate(zip(self.read_from_top, step.reads)):
                     g_s = g_s + read_weights_vjp(g_w[:, e], cache, top)
-            # the pushes, then the pops in reverse order
-            g_push = np.empty((k, ends), FLOAT)
+            # the pushes, then the pops in reverse order: the gradients of d_t, u_t (interleaved as `actions`)
+            g_actions = np.zeros((k, 2 * ends), FLOAT)
             for e, top in enumerate(self.push_at_top):
-                g_push[:, e] = g_s[:, -1] if top else g_s[:, 0]
+                g_actions[:, 2 * e] = g_s[:, -1] if top else g_s[:, 0]
             bottoms = sum(not top for top in self.push_at_top)
             g_middle = g_s[:, bottoms:step.n - (len(self.push_at_top) - bottoms)]
-            g_pop = np.zeros((k, ends), FLOAT)
             for e in reversed(range(len(step.popped))):
                 g_middle, g_u = pop_vjp(g_middle, step.popped[e], self.read_from_top[e])
-                g_pop[:, e] = g_u[:, 0]
+                g_actions[:, 2 * e + 1] = g_u[:, 0]
             if t > 0:
                 g_strengths = np.zeros((B, g_middle.shape[1]), FLOAT)
                 g_strengths[:k] = g_middle
@@ -319,8 +320,7 @@ class NeuralMemoryArrays:
                        ).reshape(k, ends * m)
             # the signals' pre-activations
             g_p = np.empty((k, 2 * ends + ends * m), FLOAT)
-            g_p[:, 0:2 * ends:2] = g_push * step.push * (1 - step.push)
-            g_p[:, 1:2 * ends:2] = g_pop * step.pop * (1 - step.pop)
+            g_p[:, :2 * ends] = g_actions * step.actions * (1 - step.actions)
             g_p[:, 2 * ends:] = g_value * (1 - step.value ** 2)
             g_signals[t] = g_p
             g_above = w.signals_back(g_p) + g_hidden[t]
