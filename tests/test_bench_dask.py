@@ -248,3 +248,10 @@ def test_the_report_names_the_runs_that_diverged(tmp_path):
     text = write_report(suite, results, tmp_path)
     assert "diverged, stopped there and count by their best epoch: anbn, rnn, seed 2 (epoch 3: the gradient's" in text
     assert "diverged" not in write_report(suite, results[:1], tmp_path)
+
+
+def test_a_label_with_a_slash_names_one_directory():
+    """Table 1's and Table 3's columns ("w/o reg") once made nested directories the report never found."""
+    job = suites.Job("pda-anbn", "nspda2", 3, label="w/o reg M1")
+    assert job.key == "pda-anbn--w_o reg M1--s3"
+    assert all("/" not in j.key for name in ("mali-table1", "mali-table3") for j in suites.SUITES[name].jobs(1))

@@ -77,8 +77,9 @@ class Job:
 
     @property
     def key(self) -> str:
+        """The job's name, and its directory's under the suite's results: a "/" of a label ("w/o reg") is "_"."""
         point = "".join(f"--{name}={value}" for name, value in self.point.items())
-        return f"{self.task}--{self.label or self.model}{point}--s{self.seed}"
+        return f"{self.task}--{self.label or self.model}{point}--s{self.seed}".replace("/", "_")
 
 
 @dataclass(frozen=True)
