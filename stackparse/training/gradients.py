@@ -482,15 +482,18 @@ class PrecomputedLoss:
             dy.esum(terms).backward()
 
 
-def precomputed_loss(params: Sequence[dy.Parameters], result: Gradient, scale: float = 1.0) -> PrecomputedLoss:
+def precomputed_loss(params: Sequence[dy.Parameters], result, scale: float = 1.0,
+                     lookups: Sequence[tuple] = ()) -> PrecomputedLoss:
     """The loss of a minibatch from its gradient, multiplied by `scale` (e.g. 1 / the number of sequences, as
     `segment_losses` divides by the streams).
 
     Args:
         params: the parameters the gradient belongs to, in the same order.
-        result: the minibatch's `Gradient`.
+        result: the minibatch's `Gradient` (or anything with its `loss` and `grads`).
         scale: multiplies the loss and the gradient.
+        lookups: per lookup table, (LookupParameters, ids, the gradients of those rows), scaled alike.
     Returns:
         What an objective's `losses` yields for the trainer.
     """
-    return PrecomputedLoss(scale * result.loss, tuple(params), tuple(scale * g for g in result.grads))
+    return PrecomputedLoss(scale * result.loss, tuple(params), tuple(scale * g for g in result.grads),
+                           tuple((table, ids, scale * rows) for table, ids, rows in lookups))

@@ -13,7 +13,7 @@ import numpy as np
 from stackparse.config import SettingError, check, setting
 from stackparse.models.capabilities import ArrayMirror, ArrayGradients, OnlineGradients, Refinable, require
 from stackparse.sequences import Example, detach, masked_nll, pad, reattach, unroll
-from stackparse.training.gradients import METHODS, GradientConfig, PrecomputedLoss, batch_gradient, precomputed_loss
+from stackparse.training.gradients import METHODS, GradientConfig, batch_gradient, precomputed_loss
 from stackparse.training.refinement import predictions, refined_losses
 
 
@@ -55,9 +55,7 @@ class TruncatedBPTT:
             return
         dy.renew_cg()                # the surrogate's graph (`PrecomputedLoss.backward`)
         result = model.array_mirror().gradient(batch)
-        scale = 1 / len(batch)       # as `segment_losses`
-        yield (PrecomputedLoss(scale * result.loss, tuple(result.params), tuple(scale * g for g in result.grads),
-                               tuple((table, ids, scale * rows) for table, ids, rows in result.lookups)),
+        yield (precomputed_loss(result.params, result, 1 / len(batch), result.lookups),    # scaled as segment_losses
                sum(int(sum(e.scored)) for e in batch))
 
 
