@@ -23,7 +23,6 @@ from stackparse.training.trainer import OPTIMIZERS, Trainer
 class Speed:
     grad: str
     refine: int
-    mirror: bool
     batch_size: int
     chars: int
     seconds: float
@@ -59,7 +58,7 @@ def training_speed(task: str, model: str, model_config, batch_size: int, seconds
     endless = itertools.chain.from_iterable(objective.batches(last_stage, rng) for _ in itertools.count())
     chars, start = [], time.perf_counter()
     Trainer(train, experiment.build, progress=False).run_epoch(objective, optimizer, _until(endless, seconds, chars))
-    return Speed(data.grad, data.refine, data.mirror, batch_size, sum(chars), time.perf_counter() - start)
+    return Speed(data.grad, data.refine, batch_size, sum(chars), time.perf_counter() - start)
 
 
 def _until(batches, seconds: float, chars: list[int]):
