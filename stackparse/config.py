@@ -136,8 +136,10 @@ def load_config(path: Path | str, cls):
         return from_dict(cls, json.load(f))
 
 
-RESUME_MAY_CHANGE = frozenset({"max_minutes"})
-"""Settings a resumed run may have other than its own: a larger time budget extends a finished run."""
+RESUME_MAY_CHANGE = frozenset({"max_minutes", "mirror"})
+"""Settings a resumed run may have other than its own: a larger time budget extends a finished run, and the
+gradient's path (DyNet's graph or the model's numpy mirror, equal to within float rounding) changes the speed
+only, so a run saved before the mirror existed resumes with it."""
 
 
 def _fixed(data):

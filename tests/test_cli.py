@@ -171,3 +171,18 @@ def test_a_run_stopped_by_its_time_budget_goes_on_when_resumed_with_a_larger_one
     run(*args, "--max-minutes", "10", "--resume")       # a larger one: it goes on, to its last epoch
     assert len(log.read_text().splitlines()) == 3
     assert json.loads((tmp_path / "config.json").read_text())["train"]["max_minutes"] == 10
+
+
+def test_a_run_saved_before_the_mirror_existed_resumes_with_it(tmp_path):
+    # The gradient's path changes the speed, not the run: a config without `mirror` (written before the
+    # setting existed) or with the other path resumes; any other difference is still refused.
+    import json
+    from stackparse.config import write_run_config
+    from stackparse.errors import UserError
+    saved = {"train": {"max_minutes": 40.0, "lr": 0.001}, "data": {"grad": "tbptt"}}
+    (tmp_path / "config.json").write_text(json.dumps(saved))
+    write_run_config(tmp_path / "config.json", {"train": {"max_minutes": 120.0, "lr": 0.001},
+                                                 "data": {"grad": "tbptt", "mirror": True}}, resume=True)
+    with pytest.raises(UserError, match="differ: data"):
+        write_run_config(tmp_path / "config.json", {"train": {"max_minutes": 120.0, "lr": 0.001},
+                                                     "data": {"grad": "bptt", "mirror": False}}, resume=True)
