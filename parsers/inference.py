@@ -40,7 +40,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from parsers.decoding import length_batches, parse_sentences
-from parsers.model import Parsed, best_tags, draw, to_tag
+from parsers.model import Parsed, best_tags, draw, tag_distribution, to_tag
 from parsers.transitions import Configuration, OpKind, perform
 from stackparse.errors import UserError
 
@@ -318,9 +318,11 @@ class NumpyParser:
 
     def _tagger(self, sentences, xs: np.ndarray, starts: np.ndarray, lengths: np.ndarray, predict: Sequence[bool]):
         """The tagger's BiLSTM vectors e_i, each joined with the embedding of the tag the parser reads
-        (ROOT: the unknown tag), and the tags predicted for the sentences in `predict`."""
+        (ROOT: the unknown tag; a predicted tag as `tag_reading` says), and the tags predicted for the
+        sentences in `predict`."""
         es = bilstm(self.tag_fwd, self.tag_bwd, xs, starts, lengths)
         tag_ids = np.zeros(len(xs), dtype=np.intp)
+        mixed = []                              # (words, expected tag embeddings) of the predicted sentences
         out = []
         for i, s in enumerate(sentences):
             words = slice(starts[i] + 1, starts[i] + lengths[i])
@@ -329,11 +331,17 @@ class NumpyParser:
                 out.append((None, None))
                 continue
             n = lengths[i] - 1
-            upos = best_tags((es[words] @ self.A_upos + self.a_upos).T, n)
+            scores = (es[words] @ self.A_upos + self.a_upos).T
+            upos = best_tags(scores, n)
             tag_ids[words] = upos
+            if self.config.tag_reading == "expected":
+                mixed.append((words, tag_distribution(scores).astype(self.tags.dtype) @ self.tags[1:]))
             xpos = None if self.A_xpos is None else best_tags((es[words] @ self.A_xpos + self.a_xpos).T, n)
             out.append(([self.vocab.upos[k] for k in upos], xpos and [self.vocab.xpos[k] for k in xpos]))
-        return np.concatenate([es, self.tags[tag_ids]], axis=1), out
+        read = self.tags[tag_ids]
+        for words, rows in mixed:
+            read[words] = rows
+        return np.concatenate([es, read], axis=1), out
 
     def project(self, items: np.ndarray) -> np.ndarray:
         """Item vectors (B, item dim) -> their rows (B, width) of the item table."""

@@ -83,6 +83,10 @@ class ParserModelConfig:
                            "reads the input's UPOS (Dyer et al.), which must then be there")
     tagger_dim: int = setting(100, "units per direction of the tagger's BiLSTM, the sentence encoder's first layer",
                               **POSITIVE)
+    tag_reading: str = setting("best", "how the parser reads the tags the tagger predicts: the embedding of its "
+                               "best tag, or the embedding expected under its distribution over the tags (a "
+                               "doubtful word then reads a mix of its likely tags; gradients reach the tagger "
+                               "where it trains on predicted tags)", choices=("best", "expected"))
 
     def validate(self) -> None:
         check(self)
@@ -174,6 +178,14 @@ def draw(scores: np.ndarray, legal: list[int], alpha: float, rng: np.random.Gene
     cdf = np.cumsum((p / p.sum()).astype(np.float64))
     cdf /= cdf[-1]
     return legal[int(cdf.searchsorted(rng.random(), side="right"))]
+
+
+def tag_distribution(scores: np.ndarray) -> np.ndarray:
+    """Each word's probabilities of the known tags (the unknown tag 0 excluded), from its scores (tags x words):
+    (words, tags - 1), rows summing to 1."""
+    known = np.asarray(scores, dtype=np.float64)[1:].T
+    p = np.exp(known - known.max(axis=1, keepdims=True))
+    return p / p.sum(axis=1, keepdims=True)
 
 
 def best_tags(scores: np.ndarray, n: int) -> list[int]:
@@ -359,7 +371,14 @@ class StackLSTMParser:
                 if noisy:
                     tags = confuse(tags, upos.npvalue(), t.tag_noise, rng)
             # ROOT reads the unknown tag: it has none
-            xs = [dy.concatenate([e, self.tags[tag]]) for e, tag in zip(es, [0] + tags)]
+            read = [self.tags[tag] for tag in [0] + tags]
+            if p and self.config.tag_reading == "expected":
+                # E^T softmax(known tags' scores), per word: the tagger's doubt reaches the parser
+                n = len(self.vocab.upos)
+                known = dy.concatenate_cols([self.tags[tag] for tag in range(1, n)])
+                mixed = known * dy.softmax(dy.pick_range(upos, 1, n, d=0), d=0)     # (upos_dim, words)
+                read[1:] = [dy.pick(mixed, j, dim=1) for j in range(len(tags))]
+            xs = [dy.concatenate([e, r]) for e, r in zip(es, read)]
             out.append(_Encoded(self._context(xs), upos, xpos, tags if p else None))
         return out
 

@@ -293,10 +293,12 @@ def test_explorations_drawn_ahead_are_legal_derivations_the_loss_follows(trained
     assert np.isfinite(replayed) and replayed > 0
 
 
-def test_training_with_explorations_drawn_ahead_and_predicted_tags(tmp_path):
+@pytest.mark.parametrize("reading", ["best", "expected"])
+def test_training_with_explorations_drawn_ahead_and_predicted_tags(tmp_path, reading):
     import numpy as np
     write_conllu(tmp_path / "train.conllu", list(ewt("train")[:40]))
-    _, metrics = train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run", TINY,
+    _, metrics = train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run",
+                              dataclasses.replace(TINY, tag_reading=reading),
                               dataclasses.replace(TINY_TRAINING, epochs=2),
                               ParserTrainingConfig(explore_after=1, explore_every=2, gold_tags=0.5, tag_noise=0.1),
                               progress=False)

@@ -96,10 +96,11 @@ def dynet_scores(model, sentences, predict_tags, steps):
     return out
 
 
-@pytest.mark.parametrize("tagger, predict_tags, layers", [(False, False, 2), (True, False, 2), (True, True, 2),
-                                                         (True, True, 1)])
-def test_every_step_scores_as_dynet(sentences, tagger, predict_tags, layers):
-    model, _ = tiny_model(sentences[0], tagger=tagger, lstm_layers=layers)
+@pytest.mark.parametrize("tagger, predict_tags, layers, reading", [
+    (False, False, 2, "best"), (True, False, 2, "best"), (True, True, 2, "best"), (True, True, 1, "best"),
+    (True, True, 2, "expected"), (True, False, 2, "expected")])
+def test_every_step_scores_as_dynet(sentences, tagger, predict_tags, layers, reading):
+    model, _ = tiny_model(sentences[0], tagger=tagger, lstm_layers=layers, tag_reading=reading)
     steps = numpy_steps(model, sentences[1], predict_tags)
     scored = 0
     for (_, _, scores, _), reference in zip(steps, dynet_scores(model, sentences[1], predict_tags, steps)):
@@ -168,3 +169,14 @@ def test_udpipe1_trains_and_is_timed_on_the_same_file(tmp_path):
     assert again.scores()["test_las"] == scores["test_las"]
     with pytest.raises(UserError, match="not a UDPipe 1 model"):
         udpipe_scores(data, data)
+
+
+def test_expected_tag_reading_changes_what_is_read_of_predicted_tags_only(sentences):
+    # The parser reads the embedding expected under the tagger's distribution where the tagger tags, and the
+    # input's own tags as they are.
+    expected, _ = tiny_model(sentences[0], tag_reading="expected")
+    best, _ = tiny_model(sentences[0], tag_reading="best")          # the same weights: the same draws
+    every = [True] * len(sentences[1])
+    for predict, same in ((every, False), ([False] * len(sentences[1]), True)):
+        items = [NumpyParser(m).encode(sentences[1], predict)[0] for m in (expected, best)]
+        assert np.array_equal(*items) == same
