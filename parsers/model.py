@@ -377,7 +377,8 @@ class StackLSTMParser:
                 n = len(self.vocab.upos)
                 known = dy.concatenate_cols([self.tags[tag] for tag in range(1, n)])
                 mixed = known * dy.softmax(dy.pick_range(upos, 1, n, d=0), d=0)     # (upos_dim, words)
-                read[1:] = [dy.pick(mixed, j, dim=1) for j in range(len(tags))]
+                # (DyNet drops a trailing dimension of 1: a one-word sentence's mix is a vector)
+                read[1:] = [dy.pick(mixed, j, dim=1) for j in range(len(tags))] if len(tags) > 1 else [mixed]
             xs = [dy.concatenate([e, r]) for e, r in zip(es, read)]
             out.append(_Encoded(self._context(xs), upos, xpos, tags if p else None))
         return out

@@ -180,3 +180,6 @@ def test_expected_tag_reading_changes_what_is_read_of_predicted_tags_only(senten
     for predict, same in ((every, False), ([False] * len(sentences[1]), True)):
         items = [NumpyParser(m).encode(sentences[1], predict)[0] for m in (expected, best)]
         assert np.array_equal(*items) == same
+    one_word = dataclasses.replace(sentences[1][0], words=sentences[1][0].words[:1])   # DyNet's 1-column case
+    dy.renew_cg(autobatching=True)
+    assert NumpyParser(expected).parse([one_word], True) == expected.parse([one_word], 1, True)
