@@ -19,7 +19,8 @@ Equations (those of `parsers.model`; W^T are stored transposed, row vectors time
                   with the tagger: x_i = ReLU(V [w_i; c_i; w~_i] + b), then
     tagger        e_i = BiLSTM(x)_i,  UPOS_i = argmax over the known tags of A e_i + a (XPOS alike),
                   and the sentence BiLSTM reads [e_i; t_i], t_i the embedding of the UPOS read
-                  (predicted, or the input's), ROOT's the unknown tag's
+                  (the input's, or as `tag_reading` says: the predicted tag's, Σ_k p(k | e_i) T_k with
+                  p = softmax over the known tags of A e_i + a, or the unknown tag's), ROOT's the unknown tag's
     item          v_i = [fwd(x_0..x_n)_i; bwd(x_0..x_n)_i]   (the sentence BiLSTM; v_i = x_i without it)
     stack-LSTM    the empty stack is one step on the learned guard from the zero state; push = one
                   LSTM step from the node below (a node is (h, c) per layer and its parent); pop = parent
@@ -333,7 +334,7 @@ class NumpyParser:
             n = lengths[i] - 1
             scores = (es[words] @ self.A_upos + self.a_upos).T
             upos = best_tags(scores, n)
-            tag_ids[words] = upos
+            tag_ids[words] = 0 if self.config.tag_reading == "none" else upos
             if self.config.tag_reading == "expected":
                 mixed.append((words, tag_distribution(scores).astype(self.tags.dtype) @ self.tags[1:]))
             xpos = None if self.A_xpos is None else best_tags((es[words] @ self.A_xpos + self.a_xpos).T, n)

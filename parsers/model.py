@@ -84,9 +84,11 @@ class ParserModelConfig:
     tagger_dim: int = setting(100, "units per direction of the tagger's BiLSTM, the sentence encoder's first layer",
                               **POSITIVE)
     tag_reading: str = setting("best", "how the parser reads the tags the tagger predicts: the embedding of its "
-                               "best tag, or the embedding expected under its distribution over the tags (a "
+                               "best tag; the embedding expected under its distribution over the tags (a "
                                "doubtful word then reads a mix of its likely tags; gradients reach the tagger "
-                               "where it trains on predicted tags)", choices=("best", "expected"))
+                               "where it trains on predicted tags); or none, the unknown tag's embedding, so that "
+                               "the parser relies on the sentence encoder alone where no tags are given (train "
+                               "with gold_tags below 1 so that it learns to)", choices=("best", "expected", "none"))
 
     def validate(self) -> None:
         check(self)
@@ -372,7 +374,9 @@ class StackLSTMParser:
                     tags = confuse(tags, upos.npvalue(), t.tag_noise, rng)
             # ROOT reads the unknown tag: it has none
             read = [self.tags[tag] for tag in [0] + tags]
-            if p and self.config.tag_reading == "expected":
+            if p and self.config.tag_reading == "none":
+                read = [self.tags[0]] * len(read)
+            elif p and self.config.tag_reading == "expected":
                 # E^T softmax(known tags' scores), per word: the tagger's doubt reaches the parser
                 n = len(self.vocab.upos)
                 known = dy.concatenate_cols([self.tags[tag] for tag in range(1, n)])

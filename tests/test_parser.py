@@ -293,7 +293,7 @@ def test_explorations_drawn_ahead_are_legal_derivations_the_loss_follows(trained
     assert np.isfinite(replayed) and replayed > 0
 
 
-@pytest.mark.parametrize("reading", ["best", "expected"])
+@pytest.mark.parametrize("reading", ["best", "expected", "none"])
 def test_training_with_explorations_drawn_ahead_and_predicted_tags(tmp_path, reading):
     import numpy as np
     write_conllu(tmp_path / "train.conllu", list(ewt("train")[:40]))

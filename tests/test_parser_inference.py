@@ -98,7 +98,7 @@ def dynet_scores(model, sentences, predict_tags, steps):
 
 @pytest.mark.parametrize("tagger, predict_tags, layers, reading", [
     (False, False, 2, "best"), (True, False, 2, "best"), (True, True, 2, "best"), (True, True, 1, "best"),
-    (True, True, 2, "expected"), (True, False, 2, "expected")])
+    (True, True, 2, "expected"), (True, False, 2, "expected"), (True, True, 2, "none")])
 def test_every_step_scores_as_dynet(sentences, tagger, predict_tags, layers, reading):
     model, _ = tiny_model(sentences[0], tagger=tagger, lstm_layers=layers, tag_reading=reading)
     steps = numpy_steps(model, sentences[1], predict_tags)
