@@ -10,7 +10,7 @@ import pytest
 
 from stackparse.errors import UserError
 from stackparse.evaluation.sequence import evaluate_splits, score_examples
-from stackparse.grammars import Split, parse_pda, shipped_names, shipped_pda
+from stackparse.grammars import Split, accepts, parse_pda, shipped_names, shipped_pda, split_of
 from stackparse.grammars.realtime import realtime
 from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack, Signals, update
 from stackparse.models import get_model_class
@@ -179,6 +179,21 @@ def test_realtime_table_agrees_with_the_runner(grammar, rng):
 def test_programmed_nspda_classifies_every_string(grammar, order):
     task = small_task(grammar)
     report = evaluate_splits(programmed_nspda(task.pda, order), task)
+    assert report.error == {"test": 0.0, "test-480": 0.0, "test-960": 0.0, "train": 0.0}
+
+
+@pytest.mark.parametrize("grammar", shipped_names())
+def test_end_marked_tasks_read_the_same_strings_with_a_marker_and_program_exactly(grammar):
+    plain = small_task(grammar)
+    marked = type(get_task(f"pda-{grammar}-end"))(shipped_pda(grammar), SMALL)
+    assert marked.name == f"pda-{grammar}-end" and marked.symbols == plain.symbols + ("$",)
+    for a, b in zip(plain.split("validation"), marked.split("validation")):
+        assert b.inputs == a.inputs + (marked.symbols.index("$"),) and b.n == a.n
+        assert b.targets == a.targets + a.targets[-1:] and b.scored == (False,) * len(a.inputs) + (True,)
+    for s, _ in split_of(plain.pda, 0, "validation", SMALL)[:20]:
+        assert accepts(marked.pda, s + "$") == accepts(plain.pda, s)
+        assert not accepts(marked.pda, s) and not accepts(marked.pda, "$" + s + "$")
+    report = evaluate_splits(programmed_nspda(marked.pda, 2), marked)
     assert report.error == {"test": 0.0, "test-480": 0.0, "test-960": 0.0, "train": 0.0}
 
 

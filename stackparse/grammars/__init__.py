@@ -5,12 +5,12 @@ length, and sampling; `sampling`: positives, hard negatives and the datasets of 
 Pushdown Automata experiments. The PDAs of that paper's five languages ship in `pda/` (palindrome, anbn, anbncbmam,
 anmbncm, dyck2: docs/grammars.md); these are grammar names, not task names (a task `anbn` exists already).
 """
-from stackparse.grammars.pda import (PDA, Transition, accepts, load_pda, parse_pda, shipped_names, shipped_pda,
-                                     stack_bound)
+from stackparse.grammars.pda import (END_MARKER, PDA, Transition, accepts, end_marked, load_pda, parse_pda,
+                                     shipped_names, shipped_pda, stack_bound)
 from stackparse.grammars.sampling import (PAPER_SPLITS, Edit, Labelled, Sampler, Split, dataset, datasets, near_miss,
                                          split_of)
 
 __all__ = [
-    "PDA", "Transition", "accepts", "load_pda", "parse_pda", "shipped_names", "shipped_pda", "stack_bound",
+    "END_MARKER", "PDA", "Transition", "accepts", "end_marked", "load_pda", "parse_pda", "shipped_names", "shipped_pda", "stack_bound",
     "PAPER_SPLITS", "Edit", "Labelled", "Sampler", "Split", "dataset", "datasets", "near_miss", "split_of",
 ]

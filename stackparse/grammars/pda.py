@@ -71,6 +71,25 @@ class PDA:
         return {key: tuple(value) for key, value in found.items()}
 
 
+END_MARKER = "$"
+
+
+def end_marked(pda: PDA, marker: str = END_MARKER) -> PDA:
+    """The PDA of L$ for the language L of `pda`: `marker` is a new input symbol that only ends a string, read in
+    an accepting state (any top, the stack kept) to move to a new state, the only accepting one. The recurrent
+    PDAs (Das, Giles & Sun 1992; the NNPDA of Sun et al. 1993) read their strings so ended: a network whose
+    answer is read off its state alone learns there what the last symbol's stack action left, which it cannot
+    know at the last symbol itself (an empty stack after the last pop of a^n b^n)."""
+    if marker in pda.input_symbols:
+        raise UserError(f"{pda.name}: the end marker {marker!r} is one of its input symbols")
+    end = "end"
+    while end in pda.states:
+        end += "_"
+    moves = tuple(Transition(q, marker, "", end, "") for q in sorted(pda.accept))
+    return replace(pda, name=f"{pda.name}-end", states=pda.states + (end,), input_symbols=pda.input_symbols + (marker,),
+                   accept=frozenset({end}), transitions=pda.transitions + moves)
+
+
 # ---- the runner ----------------------------------------------------------------------------------
 
 def stack_bound(pda: PDA, n: int) -> int:

@@ -7,6 +7,10 @@ of the five PDAs shipped in `stackparse/grammars/pda/`, as `pda-NAME`:
     pda-palindrome    w c w^R                      pda-dyck2     balanced ( ) and [ ]
     pda-anbncbmam     a^n b^n c b^m a^m
 
+and each as `pda-NAME-end`: the same strings, each followed by the end marker "$" and answered there
+(`stackparse.grammars.end_marked`: the model's PDA, for rule insertion and programming, reads "$" in an
+accepting state to move to its only accepting state).
+
 The data are the paper's splits (`stackparse.grammars.PAPER_SPLITS`, seed `DATA_SEED`) and a validation
 split of 100 + 100 strings of the training lengths (`GRAMMAR_SPLITS`, listed last so the others are
 `datasets`'). An example's size n is its length: the curriculum settings give incremental learning by length.
@@ -20,15 +24,24 @@ Choices the paper leaves open, and why:
   are per string; prefix labels would be extra supervision (a hint) the other models do not get.
 - `sample(rng, n)` draws a positive or a hard negative of length n with probability 1/2 each.
 - The datasets are fixed (seed 0): every model and run sees the same strings, as in the paper.
+- The end marker: the paper never says how a string ends. Its response is read off the state alone
+  (y_t = sigma(W^o z_t + b^o)), and the state of the last step was computed from the read before that
+  step's stack action, so without a marker the answer cannot depend on what the last action left (an
+  a^n b^n that ends on an empty stack, one that does not): BENCHMARKS.md, "Which piece keeps the paper's
+  NSPDA from learning a^n b^n". The recurrent PDAs the paper builds on (Das, Giles & Sun 1992; the
+  NNPDA, Sun et al. 1993) end each string with an end symbol for this reason; `pda-NAME-end` reads so.
+  The strings and their lengths (n, Algorithm 1's) are those of `pda-NAME`, the marker not counted.
 """
 from __future__ import annotations
 
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
 from stackparse.errors import UserError
-from stackparse.grammars import PAPER_SPLITS, PDA, Sampler, Split, shipped_names, shipped_pda, split_of
+from stackparse.grammars import (END_MARKER, PAPER_SPLITS, PDA, Sampler, Split, end_marked, shipped_names, shipped_pda,
+                                 split_of)
 from stackparse.tasks.base import DatasetTask, Example, Protocol, register
 
 DATA_SEED = 0
@@ -61,30 +74,37 @@ class GrammarTask(DatasetTask):
     test_splits = ("test", "test-480", "test-960", "train")
     default_training = PAPER_TRAINING
 
+    end_marker: ClassVar[bool] = False
+    """Whether each string is followed by END_MARKER, the step answered (module docstring)."""
+
     def __init__(self, pda: PDA | None = None, splits: dict[str, Split] = GRAMMAR_SPLITS):
-        """`pda` defaults to the shipped one named `grammar`; tests give smaller `splits`."""
-        self.pda = pda or shipped_pda(self.grammar)
+        """`pda` (the language's) defaults to the shipped one named `grammar`; tests give smaller `splits`.
+        `self.pda` is the automaton of what the model reads: with the end marker, `end_marked(pda)`."""
+        self.language = pda or shipped_pda(self.grammar)
+        self.pda = end_marked(self.language) if self.end_marker else self.language
         self.name = f"pda-{self.pda.name}"
         self.splits = splits
         self.symbols = self.pda.input_symbols
         self._cache: dict[str, list[Example]] = {}
 
     def example(self, string: str, label: bool) -> Example:
-        """A labelled string as an Example, scored at its last step."""
+        """A labelled string of the language as an Example (its end marker appended where the task has one),
+        scored at its last step; its size n is the string's length."""
         if not string:
             raise UserError(f"{self.name}: the empty string has no step to answer at")
-        return Example(self.encode(string), (int(label),) * len(string),
-                       (False,) * (len(string) - 1) + (True,), len(string))
+        read = string + END_MARKER if self.end_marker else string
+        return Example(self.encode(read), (int(label),) * len(read), (False,) * (len(read) - 1) + (True,),
+                       len(string))
 
     def split(self, name: str) -> list[Example]:
         if name not in self._cache:
-            strings = split_of(self.pda, DATA_SEED, name, self.splits)
+            strings = split_of(self.language, DATA_SEED, name, self.splits)
             self._cache[name] = [self.example(s, label) for s, label in strings]
         return self._cache[name]
 
     @cached_property
     def _sampler(self) -> Sampler:
-        return Sampler(self.pda, max(split.lengths[1] for split in self.splits.values()))
+        return Sampler(self.language, max(split.lengths[1] for split in self.splits.values()))
 
     def sample(self, rng: np.random.Generator, n: int) -> Example:
         if not self._sampler.has_strings(n):
@@ -94,11 +114,13 @@ class GrammarTask(DatasetTask):
         return self.example(string, positive)
 
 
-def _grammar_task(grammar: str) -> type[GrammarTask]:
-    return type(f"Grammar_{grammar}", (GrammarTask,), {
-        "name": f"pda-{grammar}", "grammar": grammar,
-        "description": f"accept/reject strings of {grammar}.pda (Mali, Ororbia & Giles, NSPDA)"})
+def _grammar_task(grammar: str, end_marker: bool) -> type[GrammarTask]:
+    suffix, ended = ("-end", ", each followed by the end marker $") if end_marker else ("", "")
+    return type(f"Grammar_{grammar}{suffix.replace('-', '_')}", (GrammarTask,), {
+        "name": f"pda-{grammar}{suffix}", "grammar": grammar, "end_marker": end_marker,
+        "description": f"accept/reject strings of {grammar}.pda{ended} (Mali, Ororbia & Giles, NSPDA)"})
 
 
 for _name in shipped_names():
-    register(_grammar_task(_name))
+    for _marked in (False, True):
+        register(_grammar_task(_name, _marked))
