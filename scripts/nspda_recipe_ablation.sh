@@ -5,11 +5,13 @@
 # then the row's changes; every run cut at 2 minutes of training. Writes OUT/ROW/ (a run directory each) and prints a
 # markdown table: epochs run, the last epoch's training loss, validation and training accuracy, test error.
 #
-#   scripts/nspda_recipe_ablation.sh [OUT]        (default runs/nspda-recipe-ablation; about 30 minutes, one core)
+#   scripts/nspda_recipe_ablation.sh [OUT [TASK]]   (default runs/nspda-recipe-ablation, pda-anbn; about 30 minutes,
+#                                                   one core; TASK pda-anbn-end: the strings end with a marker)
 set -euo pipefail
 OUT=${1:-runs/nspda-recipe-ablation}
+TASK=${2:-pda-anbn}
 cd "$(dirname "$0")/.."
-COMMON=(train pda-anbn --model nspda2 --hidden 23 --insert-rules 0.5 --noise 0 --max-minutes 2 --quiet --force)
+COMMON=(train "$TASK" --model nspda2 --hidden 23 --insert-rules 0.5 --noise 0 --max-minutes 2 --quiet --force)
 CONTINUOUS=(--weight-values step --weight-step 0)
 declare -A ROWS=(
   ["a last-step loss, K=1, continuous weights"]="--no-score-every-step --refine 1 ${CONTINUOUS[*]}"
