@@ -297,6 +297,13 @@ TABLE4_COLUMNS = (
       for c in nspda_columns()))
 
 
+def _end_marked(published: dict) -> dict:
+    """The NSPDA cells of a Table 4 dict for the end-marked tasks' columns (`mali-end`): the paper's numbers beside
+    each reading of its weights."""
+    return {f"{task}-end": {f"{prefix}{label}": value for label, value in row.items() if label.startswith("NSPDA")
+                            for prefix in ("", "continuous ")} for task, row in published.items()}
+
+
 SUITES = {s.name: s for s in [
     Suite("counting-baselines",
           "Joulin & Mikolov 2015, Table 2, RNN and LSTM columns: the five counting tasks",
@@ -369,6 +376,18 @@ SUITES = {s.name: s for s in [
          more_metrics=(("error_by_split.train", {}), ("converged_epoch", {})),
          profiles={**mali_profiles(), "earlier": Profile(5, EARLIER_TRAINING, EARLIER_DATA,
                                                          note="5 seeds, this project's earlier training")}),
+    # Table 4's NSPDA on the same strings each followed by an end marker (`pda-NAME-end`, the recurrent PDAs'
+    # reading: `stackparse.tasks.grammar`), the paper's recipe, with its binary/ternary weights at evaluation and
+    # with the trained (continuous) ones; the paper's cells beside both.
+    mali("mali-end", "Table 4's NSPDA on end-marked strings (w$), the paper's recipe, binary/ternary or trained "
+         "weights at evaluation",
+         tuple(Column(f"{label}NSPDA, {c.label.removeprefix('NSPDA, ')}", c.model, settings,
+                      data_settings=c.data_settings, state_draw=c.state_draw)
+               for label, settings in (("", {}), ("continuous ", {"weight_values": "step", "weight_step": 0.0}))
+               for c in TABLE4_COLUMNS[-2:]),
+         4, _end_marked(MALI_TABLE4_TEST), "error_by_split.test", tuple(f"{t}-end" for t in MALI_LANGUAGES),
+         decimals=2, more_metrics=(("error_by_split.train", _end_marked(MALI_TABLE4_TRAIN)),
+                                   ("error_by_split.test-960", {}), ("converged_epoch", {}))),
     Suite("transduction",
           "Grefenstette et al. 2015, Table 3: copy, reversal, bigram flipping, SVO to SOV, gender conjugation; "
           "1-, 2-, 4- and 8-layer LSTMs and Stack-, Queue-, DeQue-LSTMs (256 units), the paper's recipe; coarse "
