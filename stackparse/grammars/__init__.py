@@ -11,6 +11,7 @@ from stackparse.grammars.sampling import (PAPER_SPLITS, Edit, Labelled, Sampler,
                                          split_of)
 
 __all__ = [
-    "END_MARKER", "PDA", "Transition", "accepts", "end_marked", "load_pda", "parse_pda", "shipped_names", "shipped_pda", "stack_bound",
+    "END_MARKER", "PDA", "Transition", "accepts", "end_marked", "load_pda", "parse_pda", "shipped_names",
+    "shipped_pda", "stack_bound",
     "PAPER_SPLITS", "Edit", "Labelled", "Sampler", "Split", "dataset", "datasets", "near_miss", "split_of",
 ]
