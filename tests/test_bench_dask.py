@@ -255,3 +255,12 @@ def test_a_label_with_a_slash_names_one_directory():
     job = suites.Job("pda-anbn", "nspda2", 3, label="w/o reg M1")
     assert job.key == "pda-anbn--w_o reg M1--s3"
     assert all("/" not in j.key for name in ("mali-table1", "mali-table3") for j in suites.SUITES[name].jobs(1))
+
+
+def test_the_best_seed_of_a_convergence_metric_is_the_fastest():
+    table1 = suites.get_suite("mali-table1")
+    label = table1.labels[0]
+    results = [{"job": {"task": "pda-anbn", "model": "nspda2", "label": label}, "metrics": {"converged_epoch": v}}
+               for v in (1, 4)]
+    text = markdown(table1, aggregate(table1, results, "converged_epoch"), "converged_epoch")
+    assert "2 ± 2 (best 1, 2 seeds)" in text

@@ -79,7 +79,7 @@ def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
     with_paper = [c for c in columns if any(cell(r, c)["published"] is not None for r in rows)]
     header = [suite.rows[:-1]] + [h for c in columns
                                   for h in ([f"{c} (ours)", f"{c} (paper)", "Δ"] if c in with_paper else [f"{c} (ours)"])]
-    lower_is_better = ("perplexity", "error", "loss", "entropy")
+    lower_is_better = ("perplexity", "error", "loss", "entropy", "converged")      # converged_*: epochs, characters
     best = min if any(word in (metric or suite.metric) for word in lower_is_better) else max
     return _table(header, [[r, *(x for c in columns for x in _cells(cell(r, c), best, suite.decimals,
                                                                       c in with_paper))] for r in rows])
