@@ -52,7 +52,7 @@ class ParserSettings:
 
     def validate(self) -> None:
         self.model_config.validate()
-        self.training.validate(self.model_config.system)
+        self.training.validate(self.model_config)
         self.train.validate()
 
 

@@ -122,13 +122,18 @@ class ParserTrainingConfig:
                                "(a cheap stand-in for jackknifing; measured no better on its own tags, worse on gold "
                                "ones: BENCHMARKS.md)", min=0, max=1)
 
-    def validate(self, system: str) -> None:
-        """Check the settings, and that exploring has a dynamic oracle in `system`."""
+    def validate(self, model: ParserModelConfig) -> None:
+        """Check the settings, that exploring has a dynamic oracle in the model's system, and that a parser that
+        reads no tag where the tagger tags is trained to parse so."""
         check(self)
+        system = model.system
         if self.explore_after >= 0 and not SYSTEMS[system].dynamic_oracle:
             with_oracle = ", ".join(name for name, s in SYSTEMS.items() if s.dynamic_oracle)
             raise SettingError("explore_after", f"needs a system with a dynamic oracle ({with_oracle}), not "
                                f"{system}; -1 trains with the static oracle alone")
+        if model.tagger and model.tag_reading == "none" and self.gold_tags == 1:
+            raise SettingError("gold_tags", "must be below 1 with tag_reading none: the parser must see sentences "
+                               "without tags in training to parse text without them")
 
 
 def read_vectors(path: str, limit: int) -> tuple[list[str], np.ndarray]:

@@ -186,3 +186,9 @@ def test_a_run_saved_before_the_mirror_existed_resumes_with_it(tmp_path):
     with pytest.raises(UserError, match="differ: data"):
         write_run_config(tmp_path / "config.json", {"train": {"max_minutes": 120.0, "lr": 0.001},
                                                      "data": {"grad": "bptt", "mirror": False}}, resume=True)
+
+
+def test_reading_no_tag_needs_training_without_gold_tags(tmp_path):
+    source = write(tmp_path, "train.conllu", SMALL_CONLLU)
+    assert "--gold-tags must be below 1 with tag_reading none" in run(
+        "train-parser", source, "--out", tmp_path / "r", "--tag-reading", "none", *TINY_PARSER, ok=False)
