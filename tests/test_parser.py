@@ -170,8 +170,8 @@ def test_exploration_follows_the_model_and_learns_the_dynamic_oracle(trained):
 
 def test_exploration_needs_a_dynamic_oracle():
     with pytest.raises(UserError, match="explore.after needs a system with a dynamic oracle"):
-        ParserTrainingConfig(explore_after=1).validate("arc-swap")
-    ParserTrainingConfig(explore_after=-1).validate("arc-swap")
+        ParserTrainingConfig(explore_after=1).validate(ParserModelConfig(system="arc-swap"))
+    ParserTrainingConfig(explore_after=-1).validate(ParserModelConfig(system="arc-swap"))
 
 
 # ---- the tagger ----------------------------------------------------------------------------------
