@@ -369,6 +369,9 @@ class StackLSTMParser:
         noisy = rng is not None and t.tag_noise > 0
         if any(predict) or noisy:
             dy.forward([upos for (_, upos, _), p in zip(tagged, predict) if p or noisy])
+        n = len(self.vocab.upos)
+        if any(predict) and self.config.tag_reading == "expected":     # the known tags' embeddings, once per batch
+            known = dy.concatenate_cols([self.tags[tag] for tag in range(1, n)])
         out = []
         for s, (es, upos, xpos), p in zip(sentences, tagged, predict):
             if p:
@@ -383,8 +386,6 @@ class StackLSTMParser:
                 read = [self.tags[0]] * len(read)
             elif p and self.config.tag_reading == "expected":
                 # E^T softmax(known tags' scores), per word: the tagger's doubt reaches the parser
-                n = len(self.vocab.upos)
-                known = dy.concatenate_cols([self.tags[tag] for tag in range(1, n)])
                 mixed = known * dy.softmax(dy.pick_range(upos, 1, n, d=0), d=0)     # (upos_dim, words)
                 # (DyNet drops a trailing dimension of 1: a one-word sentence's mix is a vector)
                 read[1:] = [dy.pick(mixed, j, dim=1) for j in range(len(tags))] if len(tags) > 1 else [mixed]

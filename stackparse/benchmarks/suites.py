@@ -381,7 +381,7 @@ SUITES = {s.name: s for s in [
     # with the trained (continuous) ones; the paper's cells beside both.
     mali("mali-end", "Table 4's NSPDA on end-marked strings (w$), the paper's recipe, binary/ternary or trained "
          "weights at evaluation",
-         tuple(Column(f"{label}NSPDA, {c.label.removeprefix('NSPDA, ')}", c.model, settings,
+         tuple(Column(f"{label}{c.label}", c.model, settings,
                       data_settings=c.data_settings, state_draw=c.state_draw)
                for label, settings in (("", {}), ("continuous ", {"weight_values": "step", "weight_step": 0.0}))
                for c in TABLE4_COLUMNS[-2:]),
