@@ -23,7 +23,11 @@ SETTINGS = [("rnn2", {}),
             ("nspda2", {"read_values": "onehot", "pairing": "state-read", "readout": "state-read",
                         "action_quantizer": "round"}),
             ("nspda3", {"read_values": "onehot", "readout": "state-read", "bottom": False}),
-            ("nspda2", {"read_values": "onehot", "quantize_states": False, "action_quantizer": "round"})]
+            ("nspda2", {"read_values": "onehot", "quantize_states": False, "action_quantizer": "round"}),
+            # the weights rounded in training: the paper's binary W^s and ternary W^a, or multiples of weight_step
+            ("rnn2", {"discretize_training": True}),
+            ("nspda2", {"read_values": "onehot", "discretize_training": True}),
+            ("nspda3", {"read_values": "onehot", "discretize_training": True, "weight_values": "step"})]
 LENGTHS = (6, 2, 9, 5)
 
 
@@ -68,7 +72,8 @@ def test_the_mirror_steps_as_the_model_does(name, options):
     """States, reads, stacks and the loss at every step, on a batch of unequal lengths (padded: every row is
     stepped); the paper's read values drawn alike (`DyNetDraws`)."""
     model, batch = model_of(name, options), batch_of()
-    cell, theta = model.array_cell(), [p.as_array() for p in model.trained_parameters()]
+    cell = model.array_cell()
+    theta = cell.used([p.as_array() for p in model.trained_parameters()])
     inputs, targets, mask = pad(batch)
     draws = DyNetDraws(getattr(cell, "reads", 1), 100)
     states, memory = cell.start(len(batch), len(inputs), draws)
@@ -166,12 +171,15 @@ def test_uoro_by_the_mirror_averaged_over_every_sign_sequence_is_bptt(name, opti
     np.testing.assert_allclose(np.mean(estimates, axis=0), exact, rtol=0, atol=1e-6)
 
 
-def test_online_uoro_takes_the_mirror_and_falls_back_without_one():
-    """The trainer's UORO (`Online`) runs the numpy mirror where the model has one, the DyNet cell where a setting
-    is not mirrored (`discretize_training`); the loss is the same either way."""
+@pytest.mark.parametrize("options", [{"read_values": "onehot"}, {"read_values": "onehot", "discretize_training": True}])
+def test_online_uoro_by_the_mirror_or_the_dynet_cell(options):
+    """The trainer's UORO (`Online`) runs the numpy mirror, or the DyNet cell with `mirror` off; the loss is the
+    same either way (one-hot reads: no draws), the weights rounded in training or not."""
     batch = batch_of()
-    mirrored, unmirrored = model_of("nspda2", {}), model_of("nspda2", {"discretize_training": True})
-    assert mirrored.array_cell() is not None and unmirrored.array_cell() is None
-    for model in (mirrored, unmirrored):
-        [(loss, scored)] = list(Online("uoro").losses(model, batch, np.random.default_rng(0)))
-        assert scored == sum(sum(e.scored) for e in batch) and np.isfinite(loss.value())
+    model = model_of("nspda2", options)
+    losses = []
+    for mirror in (True, False):
+        [(loss, scored)] = list(Online("uoro", mirror=mirror).losses(model, batch, np.random.default_rng(0)))
+        assert scored == sum(sum(e.scored) for e in batch)
+        losses.append(loss.value())
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5)

@@ -22,13 +22,14 @@ alpha) are drawn from the numpy generator the step is given, once per step for t
 `ALPHAS`' no-op, push and pop intervals, in that order), and once per minibatch for the initial read: the same
 distribution as the DyNet model's draws, from another generator.
 
-What is not mirrored: `discretize_training` (weights rounded in training). `array_cell` gives None for it, and the
-trainer takes the generic DyNet path.
+With `discretize_training` the step runs on the rounded weights (`ArrayCell.used`: the model's `weights` in numpy,
+one function a recurrent parameter, `rounding`). Their gradient passes straight through to the continuous ones, so
+the products are the same functions of the values used, and the gradients the same numbers.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -54,6 +55,18 @@ def outer_tangent(factors: list[np.ndarray], tangents: list[np.ndarray | None]) 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
+
+
+def levels(x: np.ndarray, above: tuple[float, ...] = (), below: tuple[float, ...] = ()) -> np.ndarray:
+    """`stackparse.encoders.tensors.levels` forward: sum_a [x > a] - sum_b [x < b] (binary and ternary weights)."""
+    return sum((x > a).astype(float) for a in above) - sum((x < b).astype(float) for b in below)
+
+
+def discretized(x: np.ndarray, step: float) -> np.ndarray:
+    """`stackparse.encoders.tensors.discretized` forward: x to the nearest multiple of `step`, a tie away from 0 as
+    DyNet's round does."""
+    scaled = x * (1.0 / step)
+    return np.sign(scaled) * np.floor(np.abs(scaled) + 0.5) * step
 
 
 def affine_vjp(inputs: np.ndarray, grads: np.ndarray, out: np.ndarray) -> None:
@@ -104,8 +117,17 @@ class ArrayCell:
         they are (zero: the buffer is reused, so they are never written).
     loss(theta, states, targets, weights) -> `Loss`.
 
-    A memory has `head(n)`, its first n sequences (the algorithm sorts the batch longest first)."""
+    A memory has `head(n)`, its first n sequences (the algorithm sorts the batch longest first).
+
+    `rounding`: per recurrent parameter, in `theta`'s order, what training does to its values before the step uses
+    them (`discretize_training`), None for nothing; `used` applies it."""
     size: int
+    rounding: tuple[Callable[[np.ndarray], np.ndarray] | None, ...]
+
+    def used(self, theta: list[np.ndarray]) -> list[np.ndarray]:
+        """The parameters' values as the step uses them: `rounding`'s functions applied (the rest unchanged)."""
+        rounded = [f(value) if f else value for f, value in zip(self.rounding, theta)]
+        return rounded + list(theta[len(rounded):])
 
     def padded(self, grads: np.ndarray) -> np.ndarray:
         """Gradients of the last parameters (the readout's), zeros for the others: (p,)."""
@@ -118,6 +140,7 @@ class SecondOrderArrays(ArrayCell):
     n: int
     inputs: int
     size: int
+    rounding: tuple = ()
 
     def start(self, n: int, steps: int, rng) -> tuple[np.ndarray, None]:
         states = np.zeros((n, self.n))
@@ -175,6 +198,7 @@ class NSPDAArrays(ArrayCell):
     quantize_states: bool
     bottom: bool
     alphas: tuple[tuple[float, float], ...]
+    rounding: tuple = ()
 
     @property
     def reads(self) -> int:

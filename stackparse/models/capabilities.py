@@ -29,7 +29,7 @@ class ArrayGradients(Protocol):
     """a model whose gradient cell has a numpy mirror (rnn2, nspda2, nspda3)
 
     `gradient_cell`'s step and loss in numpy with their derivatives (`stackparse.models.arrays`), what UORO runs
-    fast; None for a setting the mirror does not offer (the algorithms then use `gradient_cell`).
+    fast.
     """
 
     def array_cell(self) -> Any: ...

@@ -50,6 +50,7 @@ before the paper's text was at hand, kept beside it):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import ClassVar
 
 import dynet as dy
@@ -59,6 +60,7 @@ from stackparse.config import SettingError, setting
 from stackparse.encoders.nspda import NSPDAConfig, NSPDAController, NSPDAState
 from stackparse.encoders.tensors import levels, outer
 from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack
+from stackparse.models import arrays
 from stackparse.models.arrays import NSPDAArrays
 from stackparse.models.base import model_settings, register
 from stackparse.models.second_order import TensorConfig, TensorRNN
@@ -230,15 +232,18 @@ class NSPDA(StackTensorRNN):
     def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):
         return self.nspda.step(state, x, ids, self.codes(), weights, self.quantize_states)
 
-    def array_cell(self) -> NSPDAArrays | None:
-        """`gradient_cell` in numpy, with its derivatives (`stackparse.models.arrays`), for every setting but
-        `discretize_training` (None then)."""
+    def array_rounding(self) -> tuple:
+        """`weights` in training, in numpy (`TensorRNN.array_rounding`): the paper's binary W^s and ternary W^a."""
+        if self.config.weight_values == "step" or not self.config.discretize_training:
+            return super().array_rounding()
+        return (partial(arrays.levels, above=(0.5,)), None, partial(arrays.levels, above=(0.5,), below=(-0.5,)), None)
+
+    def array_cell(self) -> NSPDAArrays:
+        """`gradient_cell` in numpy, with its derivatives (`stackparse.models.arrays`)."""
         c = self.config
-        if c.discretize_training:
-            return None
         return NSPDAArrays(c.hidden, self.n_inputs, self.parameter_count(), self.order, c.pairing, c.action_quantizer,
                            c.read_values, c.readout, c.quantize_states, c.bottom,
-                           tuple(ALPHAS[a] for a in (Action.NO_OP, Action.PUSH, Action.POP)))
+                           tuple(ALPHAS[a] for a in (Action.NO_OP, Action.PUSH, Action.POP)), self.array_rounding())
 
     def trace(self, state):
         """The action of the last step and the stack depth (first sequence of the batch)."""

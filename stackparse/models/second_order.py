@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import dynet as dy
@@ -30,6 +31,7 @@ import numpy as np
 from stackparse.cells import Cell, MemoryCell
 from stackparse.config import SettingError, setting
 from stackparse.encoders.tensors import discretized, init_scale_setting, outer, start_vector, weight_tensor
+from stackparse.models import arrays
 from stackparse.models.arrays import SecondOrderArrays
 from stackparse.models.base import ModelConfig, SequenceModel, register
 from stackparse.sequences import reattach
@@ -102,6 +104,13 @@ class TensorRNN(SequenceModel):
         """`weight` of each recurrent parameter; `theta`: the expressions that stand for them (the gradient
         cell's), None for the parameters themselves."""
         return [self.weight(e) for e in theta or self.parameter_expressions()]
+
+    def array_rounding(self) -> tuple:
+        """`weights` in training, in numpy, for the mirror (`ArrayCell.rounding`): each recurrent parameter to a
+        multiple of `weight_step` with `discretize_training`, else nothing."""
+        if not self.config.discretize_training or self.config.weight_step <= 0:
+            return ()
+        return (partial(arrays.discretized, step=self.config.weight_step),) * len(self.recurrent_parameters())
 
     def parameter_expressions(self) -> list[dy.Expression]:
         """The recurrent parameters as expressions of the current graph."""
@@ -216,8 +225,5 @@ class SecondOrderRNN(TensorRNN):
         return [state]
 
     def array_cell(self):
-        """`gradient_cell` in numpy, with its derivatives (`stackparse.models.arrays`); None with
-        `discretize_training`, which it does not mirror."""
-        if self.config.discretize_training:
-            return None
-        return SecondOrderArrays(self.config.hidden, self.n_inputs, self.parameter_count())
+        """`gradient_cell` in numpy, with its derivatives (`stackparse.models.arrays`)."""
+        return SecondOrderArrays(self.config.hidden, self.n_inputs, self.parameter_count(), self.array_rounding())

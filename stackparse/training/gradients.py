@@ -283,7 +283,7 @@ class _ArraySteps:
         self.inputs, self.targets, self.mask = pad(list(examples))                  # (T, B) each
         self.lengths, self.length = np.array([len(e) for e in examples]), len(self.inputs)
         self.hinted = hint_matrix(list(examples), self.length, hints if refine > 1 else None)
-        self.theta = [np.asarray(p.as_array(), dtype=float) for p in params]
+        self.theta = cell.used([np.asarray(p.as_array(), dtype=float) for p in params])
         self.shapes = [th.shape for th in self.theta]
         self.state, self.memory = cell.start(len(examples), self.length, rng)
         self.d, self.vjp = self.state.shape[1], np.zeros((len(examples), self.size))   # reused: module docstring

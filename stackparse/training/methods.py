@@ -73,14 +73,12 @@ class Online:
     mirror: bool = True
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
-        mirror = (model.array_cell() if self.mirror and self.algorithm == "uoro" and isinstance(model, ArrayGradients)
-                  else None)
-        if mirror is None:                                        # None: a setting the numpy mirror lacks
-            cell, params = model.gradient_cell()                  # (a fresh graph)
-        else:
+        if self.mirror and self.algorithm == "uoro" and isinstance(model, ArrayGradients):
             # A fresh graph for the surrogate loss: each minibatch's would pile up in one graph otherwise.
             dy.renew_cg()
-            cell, params = mirror, model.trained_parameters()
+            cell, params = model.array_cell(), model.trained_parameters()
+        else:
+            cell, params = model.gradient_cell()                  # (a fresh graph)
         result = batch_gradient(GradientConfig(self.algorithm), cell, params, batch, rng, self.passes, self.hints)
         yield precomputed_loss(params, result, 1 / len(batch)), predictions(batch, self.passes, self.hints)
 
