@@ -297,11 +297,18 @@ TABLE4_COLUMNS = (
       for c in nspda_columns()))
 
 
+END_READINGS = (("", {}, {}), ("continuous ", {"weight_values": "step", "weight_step": 0.0}, {}),
+                ("rounded in training, H=1 ", {"discretize_training": True}, {"rule_strength": 1.0}))
+"""(label prefix, model settings, training settings) of `mali-end`'s readings of the paper's weights: binary/ternary
+at evaluation (the paper's), the trained continuous ones, and binary/ternary in training too (straight-through) with
+the rules inserted at H = 1, weights a binary/ternary network holds as they are."""
+
+
 def _end_marked(published: dict) -> dict:
     """The NSPDA cells of a Table 4 dict for the end-marked tasks' columns (`mali-end`): the paper's numbers beside
-    each reading of its weights."""
+    each reading of its weights (`END_READINGS`)."""
     return {f"{task}-end": {f"{prefix}{label}": value for label, value in row.items() if label.startswith("NSPDA")
-                            for prefix in ("", "continuous ")} for task, row in published.items()}
+                            for prefix, _, _ in END_READINGS} for task, row in published.items()}
 
 
 SUITES = {s.name: s for s in [
@@ -377,14 +384,13 @@ SUITES = {s.name: s for s in [
          profiles={**mali_profiles(), "earlier": Profile(5, EARLIER_TRAINING, EARLIER_DATA,
                                                          note="5 seeds, this project's earlier training")}),
     # Table 4's NSPDA on the same strings each followed by an end marker (`pda-NAME-end`, the recurrent PDAs'
-    # reading: `stackparse.tasks.grammar`), the paper's recipe, with its binary/ternary weights at evaluation and
-    # with the trained (continuous) ones; the paper's cells beside both.
-    mali("mali-end", "Table 4's NSPDA on end-marked strings (w$), the paper's recipe, binary/ternary or trained "
-         "weights at evaluation",
+    # reading: `stackparse.tasks.grammar`), the paper's recipe, with each reading of its weights (`END_READINGS`);
+    # the paper's cells beside each.
+    mali("mali-end", "Table 4's NSPDA on end-marked strings (w$), the paper's recipe, binary/ternary, trained or "
+         "binary/ternary in training too (rules at H = 1) weights at evaluation",
          tuple(Column(f"{label}{c.label}", c.model, settings,
-                      data_settings=c.data_settings, state_draw=c.state_draw)
-               for label, settings in (("", {}), ("continuous ", {"weight_values": "step", "weight_step": 0.0}))
-               for c in TABLE4_COLUMNS[-2:]),
+                      data_settings={**c.data_settings, **data}, state_draw=c.state_draw)
+               for label, settings, data in END_READINGS for c in TABLE4_COLUMNS[-2:]),
          4, _end_marked(MALI_TABLE4_TEST), "error_by_split.test", tuple(f"{t}-end" for t in MALI_LANGUAGES),
          decimals=2, more_metrics=(("error_by_split.train", _end_marked(MALI_TABLE4_TRAIN)),
                                    ("error_by_split.test-960", {}), ("converged_epoch", {}))),
