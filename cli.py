@@ -525,8 +525,12 @@ def train_parser_command(ctx, train_file, dev, out, skip_invalid, resume, force,
 @click.option("--engine", type=click.Choice(ENGINES), default="numpy", show_default=True, help=ENGINE_HELP)
 @click.option("--predict-tags", is_flag=True, help="the model's tagger tags every sentence, and the parser reads "
               "its tags (without it: only sentences whose UPOS column has a `_`); UPOS and XPOS are written")
+@click.option("--ensemble", "more_models", multiple=True, type=click.Path(path_type=Path), metavar="MODEL_DIR",
+              help="another model that parses beside MODEL_DIR, as one (repeatable): each word's tags and each "
+                   "action are the best under the models' mean probabilities; more accurate, proportionally "
+                   "slower; models of the same treebank and transition system; greedy, numpy engine")
 @click.option("--quiet", is_flag=True, help="no progress bar")
-def parse(model_dir, input_file, input_format, out, beam, engine, predict_tags, quiet):
+def parse(model_dir, input_file, input_format, out, beam, engine, predict_tags, more_models, quiet):
     """Parse INPUT with the model in MODEL_DIR; write CoNLL-U to --out. INPUT - is standard input.
 
     --format conllu: INPUT is CoNLL-U (gold tokenization). Only HEAD and DEPREL are written, and UPOS
@@ -543,8 +547,9 @@ def parse(model_dir, input_file, input_format, out, beam, engine, predict_tags, 
     byte-order mark and CRLF line ends are dropped; a line may be of any length.
     """
     from parsers.api import Parser
-    stats = Parser.load(model_dir).parse_file(input_file, out, progress=not quiet, beam=beam, engine=engine,
-                                              predict_tags=predict_tags, input_format=input_format)
+    parser = Parser.load_ensemble([model_dir, *more_models])
+    stats = parser.parse_file(input_file, out, progress=not quiet, beam=beam, engine=engine,
+                              predict_tags=predict_tags, input_format=input_format)
     click.echo(f"parsed {stats['sentences']} sentences, {stats['words']} words in {stats['seconds']:.1f} s "
                f"({stats['words_per_s']:.0f} words/s) -> {'standard output' if str(out) == '-' else out}",
                err=True)

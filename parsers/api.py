@@ -4,6 +4,7 @@
     parser, metrics = train_parser("corpora/en.conllu", dev="corpora/en-dev.conllu", out="runs/parser")
     parser = Parser.load("runs/parser")
     parser.parse_file("in.conllu", "out.conllu")
+    ensemble = Parser.load_ensemble(["runs/parser", "runs/parser-seed2"])    # decoding as one, greedily
     print(evaluate_files("gold.conllu", "out.conllu"))
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from tqdm import tqdm
 from parsers.conllu_io import Sentence, read_conllu, write_conllu
 from parsers.evaluate import Scores, evaluate, evaluate_files
 from parsers.experiment import PARSER_TRAINING, ParserExperiment, ParserSettings
-from parsers.inference import NumpyParser, decode
+from parsers.inference import Ensemble, NumpyParser, decode, mismatch
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
 from parsers.decoding import with_tree
 from parsers.text_io import read_tokens
@@ -37,9 +38,23 @@ __all__ = ["Parser", "train_parser", "evaluate_files", "Scores"]
 class Parser:
     """A trained parser: the model and its vocabularies, loaded from or saved to a directory."""
 
-    def __init__(self, model: StackLSTMParser, pc: dy.ParameterCollection):
-        self.model, self.pc = model, pc
-        self._numpy_parser: NumpyParser | None = None     # made at the first greedy parse, then kept
+    def __init__(self, model: StackLSTMParser, pc: dy.ParameterCollection, ensemble: tuple["Parser", ...] = ()):
+        """`ensemble`: more parsers that decode beside this one, as one (`parsers.inference.Ensemble`: their tag
+        and action probabilities averaged; greedy, on the numpy engine)."""
+        self.model, self.pc, self.ensemble = model, pc, tuple(ensemble)
+        self._numpy_parser: NumpyParser | Ensemble | None = None     # made at the first greedy parse, then kept
+
+    @classmethod
+    def load_ensemble(cls, directories: list[str | Path]) -> "Parser":
+        """The parsers in `directories` (as `load`) decoding as one: models of one treebank and transition
+        system, trained apart. One directory: that parser alone."""
+        first, *more = [cls.load(d) for d in directories]
+        engine = NumpyParser(first.model)
+        for directory, other in zip(directories[1:], more):
+            why = mismatch(engine, NumpyParser(other.model))
+            if why:
+                raise UserError(f"{directory}: cannot parse beside {directories[0]} in an ensemble: {why}")
+        return cls(first.model, first.pc, tuple(more))
 
     @classmethod
     def load(cls, directory: str | Path) -> "Parser":
@@ -75,10 +90,13 @@ class Parser:
 
         Greedy decoding runs on `engine`: "numpy" (`parsers.inference`, the default) or "dynet" (the
         model's own graphs; beam search always does). `batch_size` None: the engine's default."""
+        if self.ensemble and (engine != "numpy" or beam > 1):
+            raise UserError("an ensemble parses greedily on the numpy engine only (--beam 1, --engine numpy)")
         total = sum(len(s.words) for s in sentences)
         with tqdm(total=total, unit="word", desc="parsing", disable=None if progress else True) as bar:
             if engine == "numpy" and self._numpy_parser is None:
-                self._numpy_parser = NumpyParser(self.model)
+                engines = [NumpyParser(p.model) for p in (self, *self.ensemble)]
+                self._numpy_parser = Ensemble(engines) if self.ensemble else engines[0]
             parsed = decode(self.model, sentences, engine, batch_size, bar.update, beam, predict_tags,
                             numpy_parser=self._numpy_parser)
         return [with_tree(s, p) for s, p in zip(sentences, parsed)]

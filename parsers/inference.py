@@ -301,55 +301,57 @@ class NumpyParser:
         return np.array([cache[k] for k in keys], dtype=F32).reshape(len(keys), self.V.shape[1])
 
     @_quiet
-    def encode(self, sentences, predict: Sequence[bool]) -> tuple[np.ndarray, np.ndarray, list]:
-        """The items v_0..v_n of every sentence, stacked (sum of n + 1, item dim); each sentence's
-        first row; and the tags the tagger gave sentence i if `predict[i]` (UPOS, XPOS strings;
-        (None, None) where the sentence's own UPOS were read)."""
+    def tag_scores(self, sentences, predict: Sequence[bool]) -> "_Tagging":
+        """The sentence encoder up to the tags (`_Tagging`): token vectors, and with the tagger its BiLSTM
+        vectors e_i and the UPOS and XPOS scores of the sentences it tags (`predict`)."""
         lengths = np.array([len(s.forms) + 1 for s in sentences])
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.intp)
         keys = [(f,) for s in sentences for f in s.forms] if self.config.tagger else \
             [k for s in sentences for k in zip(s.forms, s.upos)]
         xs = np.insert(self.token_vectors(keys), starts - np.arange(len(starts)), self.root, axis=0)  # ROOT first
-        tags = [(None, None)] * len(sentences)
-        if self.config.tagger:
-            xs, tags = self._tagger(sentences, xs, starts, lengths, predict)
-        if self.config.context_layers:
-            xs = bilstm(self.ctx_fwd, self.ctx_bwd, xs, starts, lengths)
-        return xs, starts, tags
-
-    def _tagger(self, sentences, xs: np.ndarray, starts: np.ndarray, lengths: np.ndarray, predict: Sequence[bool]):
-        """The tagger's BiLSTM vectors e_i, each joined with the embedding of the tag the parser reads
-        (ROOT: the unknown tag; a predicted tag as `tag_reading` says), and the tags predicted for the
-        sentences in `predict`."""
+        if not self.config.tagger:
+            return _Tagging(xs, starts, lengths, [None] * len(sentences))
         es = bilstm(self.tag_fwd, self.tag_bwd, xs, starts, lengths)
-        tag_ids = np.zeros(len(xs), dtype=np.intp)
-        mixed = []                              # (words, expected tag embeddings) of the predicted sentences
-        out = []
-        for i, s in enumerate(sentences):
+        scores = []
+        for i in range(len(sentences)):
             words = slice(starts[i] + 1, starts[i] + lengths[i])
-            if not predict[i]:
-                tag_ids[words] = [self.vocab.tag(u) for u in s.upos]
-                out.append((None, None))
-                continue
-            n = lengths[i] - 1
-            scores = (es[words] @ self.A_upos + self.a_upos).T
-            upos = best_tags(scores, n)
-            tag_ids[words] = 0 if self.config.tag_reading == "none" else upos
-            if self.config.tag_reading == "expected":
-                mixed.append((words, tag_distribution(scores).astype(self.tags.dtype) @ self.tags[1:]))
-            xpos = None if self.A_xpos is None else best_tags((es[words] @ self.A_xpos + self.a_xpos).T, n)
-            out.append(([self.vocab.upos[k] for k in upos], xpos and [self.vocab.xpos[k] for k in xpos]))
-        read = self.tags[tag_ids]
-        for words, rows in mixed:
-            read[words] = rows
-        return np.concatenate([es, read], axis=1), out
+            scores.append(None if not predict[i] else
+                          ((es[words] @ self.A_upos + self.a_upos).T,
+                           None if self.A_xpos is None else (es[words] @ self.A_xpos + self.a_xpos).T))
+        return _Tagging(es, starts, lengths, scores)
+
+    @_quiet
+    def encode(self, sentences, tagging: "_Tagging", tags: Sequence["_Tags | None"]) -> np.ndarray:
+        """The items v_0..v_n of every sentence, stacked (sum of n + 1, item dim), from `tagging` and the tags
+        the parser reads where the tagger tagged (`tags`, `choose_tags`; None: the sentence's own UPOS).
+
+        With the tagger, e_i is joined with the embedding of the tag the parser reads (ROOT: the unknown tag;
+        a predicted tag as `tag_reading` says: the best's, the expected one, or the unknown tag's)."""
+        xs = tagging.vectors
+        if self.config.tagger:
+            tag_ids = np.zeros(len(xs), dtype=np.intp)
+            mixed = []                          # (words, expected tag embeddings) of the predicted sentences
+            for i, (s, chosen) in enumerate(zip(sentences, tags)):
+                words = slice(tagging.starts[i] + 1, tagging.starts[i] + tagging.lengths[i])
+                if chosen is None:
+                    tag_ids[words] = [self.vocab.tag(u) for u in s.upos]
+                    continue
+                tag_ids[words] = 0 if self.config.tag_reading == "none" else chosen.upos
+                if self.config.tag_reading == "expected":
+                    mixed.append((words, chosen.distribution.astype(self.tags.dtype) @ self.tags[1:]))
+            read = self.tags[tag_ids]
+            for words, rows in mixed:
+                read[words] = rows
+            xs = np.concatenate([xs, read], axis=1)
+        if self.config.context_layers:
+            xs = bilstm(self.ctx_fwd, self.ctx_bwd, xs, tagging.starts, tagging.lengths)
+        return xs
 
     def project(self, items: np.ndarray) -> np.ndarray:
         """Item vectors (B, item dim) -> their rows (B, width) of the item table."""
         return items @ self.item_map + self.item_bias
 
     # ---- decoding -----------------------------------------------------------------------------
-    @_quiet
     def parse(self, sentences, predict_tags: bool = False, choose: Chooser | None = None) -> list[Parsed]:
         """Greedy decoding of `sentences` (one batch, in lockstep): as `StackLSTMParser.parse` with
         beam 1, each final configuration and the tags predicted (which sentences the tagger tags:
@@ -360,39 +362,20 @@ class NumpyParser:
             predict_tags: tag every sentence (else only those without UPOS).
             choose: picks each action instead of the best-scoring legal one (tests, exploration).
         """
-        system = self.system
-        # which sentences the tagger tags, and the refusal of untagged input without one: the model's rule
-        items_v, starts, tags = self.encode(sentences, to_tag(sentences, self.config.tagger, predict_tags))
-        n_words = [len(s.forms) for s in sentences]
+        return lockstep([self], sentences, predict_tags, choose)
+
+    def begin(self, items_v: np.ndarray, starts: np.ndarray, n_words: list[int]) -> "_Run":
+        """A batch's decoding state before its first action (`_Run`), from its items (`encode`)."""
         items = _Items(1 + len(items_v) + sum(n_words), self.item_map.shape[1])     # + one per arc
         items.add(self.project(self.absent[None, :]))
         first = items.add(self.project(items_v)).start
         rows = [list(range(first + s, first + s + n + 1)) for s, n in zip(starts, n_words)]
-        configs = [system.initial(n) for n in n_words]
         for nodes in (self.stack, self.buffer, self.actions):
             nodes.reset()
         stack_top = list(self.stack.push(items.rows[[r[0] for r in rows], self.cols[0]],
                                          np.ones(len(rows), dtype=np.intp)))
-        buffer_top = self._initial_buffers(items, rows)
-        action_top = [1] * len(rows)
-        active = [i for i in range(len(rows)) if not system.is_terminal(configs[i])]
-        state = (configs, rows, stack_top, buffer_top, action_top)
-        while active:
-            legal = [system.legal(configs[i]) for i in active]
-            scored = [k for k, lg in enumerate(legal) if len(lg) > 1]
-            scores = self._scores([active[k] for k in scored], state, items) if scored else None
-            chosen = [lg[0] for lg in legal]
-            if scored and choose is None:                # the best legal action of each, in one argmax
-                best = (scores + self._masks([legal[k] for k in scored])).argmax(axis=1)
-                for k, action in zip(scored, best.tolist()):
-                    chosen[k] = action
-            if choose is not None:
-                where = dict(zip(scored, range(len(scored))))
-                chosen = [choose(i, configs[i], legal[k], scores[where[k]] if k in where else None)
-                          for k, i in enumerate(active)]
-            self._advance(active, chosen, state, items)
-            active = [i for i in active if not system.is_terminal(configs[i])]
-        return [Parsed(config, *tagged) for config, tagged in zip(configs, tags)]
+        return _Run([self.system.initial(n) for n in n_words], rows, stack_top, self._initial_buffers(items, rows),
+                    [1] * len(rows), items)
 
     def _masks(self, legal: list[list[int]]) -> np.ndarray:
         """(len(legal), n_actions): 0 at the legal actions of each list, -inf elsewhere.
@@ -424,9 +407,9 @@ class NumpyParser:
                 top[i] = node
         return top
 
-    def _scores(self, batch: list[int], state, items: _Items) -> np.ndarray:
+    def scores(self, batch: list[int], state: "_Run") -> np.ndarray:
         """Action scores g = G p + q of the sentences `batch`, (B, n_actions)."""
-        configs, rows, stack_top, buffer_top, action_top = state
+        configs, rows, stack_top, buffer_top, action_top, items = state
         summaries = np.concatenate([self.stack.output([stack_top[i] for i in batch]),
                                     self.buffer.output([buffer_top[i] for i in batch]),
                                     self.actions.output([action_top[i] for i in batch])], axis=1)
@@ -446,12 +429,12 @@ class NumpyParser:
         scores += self.q
         return scores
 
-    def _advance(self, active: list[int], chosen: list[int], state, items: _Items) -> None:
+    def advance(self, active: list[int], chosen: list[int], state: "_Run") -> None:
         """Apply the chosen actions: the system's ops replayed on the stack-LSTMs and item rows.
 
         A sentence's ops run in order; pops are free, and each round batches, over the sentences,
         the next composition or push that each one waits on (an action has at most two)."""
-        configs, rows, stack_top, buffer_top, action_top = state
+        configs, rows, stack_top, buffer_top, action_top, items = state
         system, stack_parent, buffer_parent = self.system, self.stack.parent, self.buffer.parent
         pending = []
         for i, action in zip(active, chosen):
@@ -503,7 +486,130 @@ class NumpyParser:
             rows[i][op.word] = row
 
 
-def parse_greedy(engine: NumpyParser, sentences, batch_size: int = 256, progress=None,
+class _Tagging(NamedTuple):
+    """A batch's sentence encoder up to the tags (`NumpyParser.tag_scores`): the vectors the parser's reading
+    continues from (e_i with the tagger, else the token vectors), each sentence's first row and length (with
+    ROOT), and each sentence's (UPOS, XPOS) scores (tags x words; XPOS None without them), None where the
+    sentence's own UPOS are read."""
+    vectors: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    scores: list
+
+
+class _Tags(NamedTuple):
+    """The tags chosen for a sentence's words (`choose_tags`): UPOS ids, the UPOS distribution over the known
+    tags (words, tags - 1) or None where `tag_reading` does not read it, XPOS ids or None."""
+    upos: list[int]
+    distribution: np.ndarray | None
+    xpos: list[int] | None
+
+
+class _Run(NamedTuple):
+    """One engine's decoding state of a batch (`NumpyParser.begin`): each sentence's configuration, the item
+    rows of its words, the top nodes of its stack-, buffer- and action-LSTMs, and the item table."""
+    configs: list[Configuration]
+    rows: list[list[int]]
+    stack_top: list[int]
+    buffer_top: list[int]
+    action_top: list[int]
+    items: _Items
+
+
+def choose_tags(scores: list, expected: bool) -> _Tags:
+    """The tags of a sentence from its (UPOS, XPOS) scores by each engine: one engine's best tags (the unknown
+    tag excluded); several engines' best under their mean distribution (`tag_distribution`). `expected`: keep
+    the UPOS distribution (`tag_reading` expected)."""
+    (upos, xpos), n = scores[0], scores[0][0].shape[1]
+    if len(scores) == 1:
+        distribution = tag_distribution(upos) if expected else None
+        return _Tags(best_tags(upos, n), distribution, None if xpos is None else best_tags(xpos, n))
+    distribution = np.mean([tag_distribution(u) for u, _ in scores], axis=0)
+    mean_xpos = None if xpos is None else np.mean([tag_distribution(x) for _, x in scores], axis=0)
+    return _Tags((distribution.argmax(axis=1) + 1).tolist(), distribution if expected else None,
+                 None if mean_xpos is None else (mean_xpos.argmax(axis=1) + 1).tolist())
+
+
+@_quiet
+def lockstep(engines: Sequence[NumpyParser], sentences, predict_tags: bool = False,
+             choose: Chooser | None = None) -> list[Parsed]:
+    """Greedy decoding of one batch by one engine or an ensemble of engines in lockstep (`NumpyParser.parse`).
+
+    An ensemble's engines are models of one treebank (`check_ensemble`): each word's tags are the best under
+    the mean of the engines' tag distributions, and every engine reads them; each action is the best legal
+    one under the mean of the engines' action distributions (softmax over the actions), and every engine
+    takes it. Averaging probabilities, not scores: models trained apart put their scores on other scales."""
+    first = engines[0]
+    system, config = first.system, first.config
+    # which sentences the tagger tags, and the refusal of untagged input without one: the model's rule
+    predict = to_tag(sentences, config.tagger, predict_tags)
+    taggings = [e.tag_scores(sentences, predict) for e in engines]
+    expected = any(e.config.tag_reading == "expected" for e in engines)
+    tags = [None if scores is None else choose_tags([t.scores[i] for t in taggings], expected)
+            for i, scores in enumerate(taggings[0].scores)]
+    n_words = [len(s.forms) for s in sentences]
+    runs = [e.begin(e.encode(sentences, t, tags), t.starts, n_words) for e, t in zip(engines, taggings)]
+    configs = runs[0].configs
+    active = [i for i in range(len(sentences)) if not system.is_terminal(configs[i])]
+    while active:
+        legal = [system.legal(configs[i]) for i in active]
+        scored = [k for k, lg in enumerate(legal) if len(lg) > 1]
+        scores = None
+        if scored:
+            batch = [active[k] for k in scored]
+            scores = first.scores(batch, runs[0]) if len(engines) == 1 else \
+                np.log(np.mean([softmax_rows(e.scores(batch, run)) for e, run in zip(engines, runs)], axis=0))
+        chosen = [lg[0] for lg in legal]
+        if scored and choose is None:                    # the best legal action of each, in one argmax
+            best = (scores + first._masks([legal[k] for k in scored])).argmax(axis=1)
+            for k, action in zip(scored, best.tolist()):
+                chosen[k] = action
+        if choose is not None:
+            where = dict(zip(scored, range(len(scored))))
+            chosen = [choose(i, configs[i], legal[k], scores[where[k]] if k in where else None)
+                      for k, i in enumerate(active)]
+        for engine, run in zip(engines, runs):
+            engine.advance(active, chosen, run)
+        active = [i for i in active if not system.is_terminal(configs[i])]
+    vocab = first.vocab
+    return [Parsed(c, *((None, None) if t is None else
+                        ([vocab.upos[k] for k in t.upos], t.xpos and [vocab.xpos[k] for k in t.xpos])))
+            for c, t in zip(configs, tags)]
+
+
+class Ensemble:
+    """Several numpy engines decoding as one (`lockstep`), for `parse_greedy`: models of one treebank and one
+    transition system, trained apart (other seeds, other settings).
+
+    Args:
+        engines: the models' engines; `mismatch` of each with the first must be None."""
+
+    def __init__(self, engines: Sequence[NumpyParser]):
+        self.engines = list(engines)
+
+    def parse(self, sentences, predict_tags: bool = False) -> list[Parsed]:
+        return lockstep(self.engines, sentences, predict_tags)
+
+
+def mismatch(first: NumpyParser, other: NumpyParser) -> str | None:
+    """What keeps `other` from decoding beside `first` in an ensemble (None: nothing): the actions (the system
+    and the treebank's labels) and the tags (the tagger, its UPOS and XPOS) must be the same."""
+    if first.system.actions != other.system.actions:
+        return "its transitions differ (another transition system, or another treebank's relations)"
+    if first.config.tagger != other.config.tagger:
+        return "one model has a tagger and the other not"
+    if first.vocab.upos != other.vocab.upos or first.vocab.xpos != other.vocab.xpos:
+        return "its tag sets differ (another treebank)"
+    return None
+
+
+def softmax_rows(scores: np.ndarray) -> np.ndarray:
+    """Each row's softmax."""
+    p = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def parse_greedy(engine: NumpyParser | Ensemble, sentences, batch_size: int = 256, progress=None,
                  words_per_batch: int = 8000, predict_tags: bool = False) -> list[Parsed]:
     """Greedy decoding with the numpy engine (as `parsers.decoding.parse_sentences` with beam 1), in
     batches of similar length (at most `batch_size` sentences and `words_per_batch` words)."""
@@ -564,7 +670,8 @@ batch, DyNet's autobatching walks a graph that grows with it."""
 
 
 def decode(model, sentences, engine: str = "numpy", batch_size: int | None = None, progress=None,
-           beam: int = 1, predict_tags: bool = False, numpy_parser: NumpyParser | None = None) -> list[Parsed]:
+           beam: int = 1, predict_tags: bool = False,
+           numpy_parser: NumpyParser | Ensemble | None = None) -> list[Parsed]:
     """The parses of `sentences` (tags as `StackLSTMParser.parse` says) by `engine`; beam search
     (beam > 1) always runs on DyNet.
 
@@ -573,7 +680,8 @@ def decode(model, sentences, engine: str = "numpy", batch_size: int | None = Non
         engine: "numpy" or "dynet" (`ENGINES`).
         batch_size: sentences per lockstep batch; None: the engine's `DEFAULT_BATCH`.
         progress: called with the number of words of each finished batch.
-        numpy_parser: the numpy engine of `model` if one is at hand (its token cache is kept).
+        numpy_parser: the numpy engine of `model` if one is at hand (its token cache is kept), or an ensemble
+            of engines with `model`'s first (`Ensemble`).
     """
     if engine not in ENGINES:
         raise UserError(f"unknown engine {engine!r}: choose one of {', '.join(ENGINES)}")

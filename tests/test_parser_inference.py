@@ -15,7 +15,7 @@ from parsers.api import Parser
 from parsers.benchmark import _UDPipe, udpipe_scores
 from parsers.conllu_io import read_conllu
 from parsers import experiment
-from parsers.inference import NumpyParser, decode
+from parsers.inference import NumpyParser, choose_tags, decode
 from parsers.model import ParserModelConfig, to_tag
 from parsers.training import build_parser
 from parsers.transitions import get_system
@@ -52,12 +52,12 @@ def sentences(tmp_path_factory):
     return found[:3], found
 
 
-def tiny_model(vocab_sentences, **changes):
-    """A tiny parser whose every weight is drawn (biases too, so that each one matters)."""
+def tiny_model(vocab_sentences, seed=3, **changes):
+    """A tiny parser whose every weight is drawn (biases too, so that each one matters), from `seed`."""
     config = dataclasses.replace(TINY, **changes)
     vocab = Vocab.build(vocab_sentences)
     model, pc = build_parser(config, vocab, get_system(config.system, vocab.labels))
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(seed)
     for p in pc.parameters_list():
         p.set_value(rng.normal(0, 0.3, p.shape()).astype(np.float32))
     for p in pc.lookup_parameters_list():
@@ -171,6 +171,13 @@ def test_udpipe1_trains_and_is_timed_on_the_same_file(tmp_path):
         udpipe_scores(data, data)
 
 
+def items_of(engine, sentences, predict):
+    """The items the engine's parser reads, the tags its own tagger chooses."""
+    tagging = engine.tag_scores(sentences, predict)
+    tags = [None if s is None else choose_tags([s], engine.config.tag_reading == "expected") for s in tagging.scores]
+    return engine.encode(sentences, tagging, tags)
+
+
 def test_expected_tag_reading_changes_what_is_read_of_predicted_tags_only(sentences):
     # The parser reads the embedding expected under the tagger's distribution where the tagger tags, and the
     # input's own tags as they are.
@@ -178,7 +185,7 @@ def test_expected_tag_reading_changes_what_is_read_of_predicted_tags_only(senten
     best, _ = tiny_model(sentences[0], tag_reading="best")          # the same weights: the same draws
     every = [True] * len(sentences[1])
     for predict, same in ((every, False), ([False] * len(sentences[1]), True)):
-        items = [NumpyParser(m).encode(sentences[1], predict)[0] for m in (expected, best)]
+        items = [items_of(NumpyParser(m), sentences[1], predict) for m in (expected, best)]
         assert np.array_equal(*items) == same
     one_word = dataclasses.replace(sentences[1][0], words=sentences[1][0].words[:1])   # DyNet's 1-column case
     dy.renew_cg(autobatching=True)
