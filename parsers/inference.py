@@ -537,8 +537,8 @@ def lockstep(engines: Sequence[NumpyParser], sentences, predict_tags: bool = Fal
 
     An ensemble's engines are models of one treebank (`check_ensemble`): each word's tags are the best under
     the mean of the engines' tag distributions, and every engine reads them; each action is the best legal
-    one under the mean of the engines' action distributions (softmax over the actions), and every engine
-    takes it. Averaging probabilities, not scores: models trained apart put their scores on other scales."""
+    one under the mean of the engines' action distributions (softmax over the actions, `mean_probabilities`),
+    and every engine takes it. Averaging probabilities, not scores: models trained apart put their scores on other scales."""
     first = engines[0]
     system, config = first.system, first.config
     # which sentences the tagger tags, and the refusal of untagged input without one: the model's rule
@@ -558,7 +558,7 @@ def lockstep(engines: Sequence[NumpyParser], sentences, predict_tags: bool = Fal
         if scored:
             batch = [active[k] for k in scored]
             scores = first.scores(batch, runs[0]) if len(engines) == 1 else \
-                np.log(np.mean([softmax_rows(e.scores(batch, run)) for e, run in zip(engines, runs)], axis=0))
+                mean_probabilities([e.scores(batch, run) for e, run in zip(engines, runs)])
         chosen = [lg[0] for lg in legal]
         if scored and choose is None:                    # the best legal action of each, in one argmax
             best = (scores + first._masks([legal[k] for k in scored])).argmax(axis=1)
@@ -603,10 +603,12 @@ def mismatch(first: NumpyParser, other: NumpyParser) -> str | None:
     return None
 
 
-def softmax_rows(scores: np.ndarray) -> np.ndarray:
-    """Each row's softmax."""
-    p = np.exp(scores - scores.max(axis=1, keepdims=True))
-    return p / p.sum(axis=1, keepdims=True)
+def mean_probabilities(scores: list[np.ndarray]) -> np.ndarray:
+    """log of the mean over the engines of each row's softmax, from each engine's scores (B, n_actions), in
+    log space: a probability below float32's least (an action both models rule out) stays finite."""
+    logs = [s - s.max(axis=1, keepdims=True) for s in scores]
+    logs = [x - np.log(np.exp(x).sum(axis=1, keepdims=True)) for x in logs]
+    return np.logaddexp.reduce(logs, axis=0) - np.log(len(scores))
 
 
 def parse_greedy(engine: NumpyParser | Ensemble, sentences, batch_size: int = 256, progress=None,

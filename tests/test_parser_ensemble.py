@@ -5,7 +5,7 @@ import pytest
 
 from parsers.api import Parser
 from parsers.conllu_io import read_conllu
-from parsers.inference import Ensemble, NumpyParser, lockstep, mismatch, softmax_rows
+from parsers.inference import Ensemble, NumpyParser, lockstep, mean_probabilities, mismatch
 from parsers.model import tag_distribution
 from stackparse.errors import UserError
 from tests.cli_runner import run
@@ -50,8 +50,8 @@ def test_each_action_is_the_best_under_the_mean_probabilities(sentences):
     for ours, sa, sb in zip(seen, replayed(a, sentences[1], derivation), replayed(b, sentences[1], derivation)):
         assert (ours is None) == (sa is None) == (sb is None)
         if ours is not None:
-            mean = (softmax_rows(sa[None]) + softmax_rows(sb[None]))[0] / 2
-            np.testing.assert_allclose(ours, np.log(mean), rtol=0, atol=1e-6)
+            pa, pb = (np.exp(s - s.max()) / np.exp(s - s.max()).sum() for s in (sa.astype(float), sb.astype(float)))
+            np.testing.assert_allclose(ours, np.log((pa + pb) / 2), rtol=0, atol=1e-5)
             scored += 1
     assert scored >= 15
     assert Ensemble([a, b]).parse(sentences[1]) != a.parse(sentences[1])       # the second model counts
@@ -65,6 +65,13 @@ def test_each_words_tags_are_the_best_under_the_mean_distribution(sentences):
         for column, vocab_tags, got in ((0, a.vocab.upos, parsed[k].upos), (1, a.vocab.xpos, parsed[k].xpos)):
             mean = (tag_distribution(ta[column]) + tag_distribution(tb[column])) / 2
             assert got == [vocab_tags[j + 1] for j in mean.argmax(axis=1)]
+
+
+def test_mean_probabilities_stay_finite_where_both_models_rule_an_action_out():
+    scores = [np.array([[0.0, -1e4, 5.0]], np.float32), np.array([[1.0, -2e4, 3.0]], np.float32)]
+    mean = mean_probabilities(scores)
+    assert np.isfinite(mean).all() and mean[0].argmax() == 2 and mean[0, 1] < -9000
+    np.testing.assert_allclose(np.exp(mean).sum(), 1.0, rtol=1e-6)
 
 
 def test_models_of_other_systems_or_treebanks_are_refused(sentences):
