@@ -323,8 +323,11 @@ def program(grammar, order, strength, out):
               "instead of a local one; --out must be a path every worker sees")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="results directory [default: runs/bench-SUITE, or runs/bench-SUITE-quick]")
+@click.option("--columns", metavar="TEXT", default="",
+              help="run only the columns whose label contains TEXT (e.g. \"M1\"); the report shows every run "
+                   "finished in --out")
 @click.option("--quiet", is_flag=True, help="no progress bar (the summary and the report only)")
-def bench(suite, profile, seeds, workers, scheduler, out, quiet):
+def bench(suite, profile, seeds, workers, scheduler, out, columns, quiet):
     """Run benchmark SUITE over several seeds on Dask, then write its report (report.md, report.json,
     plots).
 
@@ -350,7 +353,7 @@ def bench(suite, profile, seeds, workers, scheduler, out, quiet):
     out = out or Path("runs") / (f"bench-{suite}" if profile == "full" else f"bench-{suite}-{profile}")
     _on_interrupt(lambda: f"the finished runs are kept in {out}; the same command runs the others")
     start = time.perf_counter()
-    done = run_benchmark(suite, out, profile, seeds, workers, scheduler, progress=not quiet)
+    done = run_benchmark(suite, out, profile, seeds, workers, scheduler, progress=not quiet, columns=columns)
     click.echo(f"{done.jobs} runs: {done.skipped} finished before, {done.ran} run now ({done.failed} failed) "
                f"in {time.perf_counter() - start:.0f} s")
     click.echo(_report(out))

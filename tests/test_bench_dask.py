@@ -130,6 +130,18 @@ def test_a_failing_run_is_recorded_and_run_again_next_time(tmp_path, monkeypatch
     assert "1 finished before, 1 run now (1 failed)" in run("bench", "broken", "--seeds", "1", "--out", tmp_path)
 
 
+def test_columns_runs_only_the_columns_named(tmp_path, monkeypatch):
+    two = suites.Suite("two", "two columns", ("anbn",),
+                       (suites.Column("rnn", "rnn", {"hidden": 4}), suites.Column("lstm", "lstm", {"hidden": 4})), {},
+                       overrides=suites.get_suite("smoke").overrides)
+    monkeypatch.setitem(suites.SUITES, two.name, two)
+    assert "1 runs: 0 finished before, 1 run now (0 failed)" in run("bench", "two", "--seeds", "1", "--columns",
+                                                                    "lst", "--out", tmp_path)
+    assert [p.parent.name for p in tmp_path.glob("*/result.json")] == ["anbn--lstm--s1"]
+    assert "no column of two has 'gru' in its label" in run("bench", "two", "--columns", "gru", "--out", tmp_path,
+                                                            ok=False)
+
+
 def test_profiles_set_seeds_and_training(tmp_path):
     counting = suites.get_suite("counting")
     quick, full = counting.jobs(counting.profile("quick").seeds, "quick"), counting.jobs(3, "full")

@@ -116,12 +116,13 @@ class Outcome:
 
 
 def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int | None = None,
-                  workers: int = 1, scheduler: str | None = None, progress: bool = True) -> Outcome:
+                  workers: int = 1, scheduler: str | None = None, progress: bool = True, columns: str = "") -> Outcome:
     """Run every job of suite `name` (a composite: of each part, into OUT/PART) not yet finished in `out`,
     with the suites' `profile` and `seeds` per experiment (default: the profile's), on a local Dask
     cluster of `workers` processes or the existing one at `scheduler` (host:port). A job interrupted
     before continues from its last checkpoint. `progress`: a bar of the runs, with each running job's
-    last finished epoch."""
+    last finished epoch. `columns`: only the columns whose label contains it (a suite's columns none of
+    which does are refused)."""
     out = Path(out)
     parts = suite_parts(name)
     _claim(out, name, profile, seeds or parts[0].profile(profile).seeds)
@@ -130,7 +131,10 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
         part_out = out if len(parts) == 1 else out / suite.name
         n = seeds or suite.profile(profile).seeds
         _claim(part_out, suite.name, profile, n)
-        jobs += [(job, part_out.resolve()) for job in suite.jobs(n, profile)]     # absolute: workers may start elsewhere
+        jobs += [(job, part_out.resolve()) for job in suite.jobs(n, profile)     # absolute: workers may start elsewhere
+                 if columns in job.label]
+    if not jobs:
+        raise UserError(f"no column of {name} has {columns!r} in its label")
     todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]
     failed = _execute(todo, len(jobs), name, workers, scheduler, progress) if todo else 0
     return Outcome(len(jobs), len(jobs) - len(todo), len(todo), failed)
