@@ -60,3 +60,12 @@ def test_speed_prints_characters_per_second_by_batch_size():
     assert all(float(r[5].rstrip(" |")) > 0 for r in rows[1:])
     bad = CliRunner().invoke(main, ["speed", "--batch-sizes", "one"])
     assert bad.exit_code == 2 and "--batch-sizes" in bad.output
+
+
+def test_inspect_refuses_a_size_the_task_has_no_sequence_of():
+    # a^n b^n$ has no string of length 3: a one-line error, not a traceback
+    from stackparse.errors import UserError
+    from stackparse.evaluation.inspect import sample_for_inspection
+    from stackparse.tasks import get_task
+    with pytest.raises(UserError, match="pda-anbn-end has no strings of length 3: choose another size n"):
+        sample_for_inspection(get_task("pda-anbn-end"), 3, 1)

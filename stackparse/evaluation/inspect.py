@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import dynet as dy
 import numpy as np
 
+from stackparse.errors import UserError
 from stackparse.sequences import Example, unroll
 from stackparse.tasks.base import Task
 
@@ -52,4 +53,9 @@ def format_steps(steps: list[Step]) -> str:
 
 
 def sample_for_inspection(task: Task, n: int, seed: int) -> Example:
-    return task.sample(np.random.default_rng([seed, n]), n)
+    """A sequence of size n of `task`, drawn from (seed, n); a one-line error where the task has none (a^n b^n
+    has no string of odd length, a pattern task needs n at least its least)."""
+    try:
+        return task.sample(np.random.default_rng([seed, n]), n)
+    except ValueError as e:
+        raise UserError(f"{e}: choose another size n") from None
