@@ -6,7 +6,9 @@ changes is only the schedule of the arithmetic: DyNet builds a graph node per op
 sentence and autobatches it again at every step; here the sentences of a batch advance in lockstep
 and each step's LSTM pushes, compositions and scores are one matrix product per layer for the batch.
 The transition system still decides which actions are legal and applies them; the engine only
-scores. Beam search stays on DyNet (`StackLSTMParser.parse`).
+scores. Beam search stays on DyNet (`StackLSTMParser.parse`). Several engines (models of one treebank) can
+decode as one (`Ensemble`, `lockstep`): their tag and action distributions averaged, every engine taking the
+ensemble's tags and actions.
 
 Equations (those of `parsers.model`; W^T are stored transposed, row vectors times matrices):
     LSTM step (DyNet's VanillaLSTMBuilder: gates in the order i, f, o, g; forget bias 1; zero
@@ -377,7 +379,7 @@ class NumpyParser:
         return _Run([self.system.initial(n) for n in n_words], rows, stack_top, self._initial_buffers(items, rows),
                     [1] * len(rows), items)
 
-    def _masks(self, legal: list[list[int]]) -> np.ndarray:
+    def masks(self, legal: list[list[int]]) -> np.ndarray:
         """(len(legal), n_actions): 0 at the legal actions of each list, -inf elsewhere.
 
         A system hands out the same list for every configuration with the same valid moves
@@ -561,7 +563,7 @@ def lockstep(engines: Sequence[NumpyParser], sentences, predict_tags: bool = Fal
                 mean_probabilities([e.scores(batch, run) for e, run in zip(engines, runs)])
         chosen = [lg[0] for lg in legal]
         if scored and choose is None:                    # the best legal action of each, in one argmax
-            best = (scores + first._masks([legal[k] for k in scored])).argmax(axis=1)
+            best = (scores + first.masks([legal[k] for k in scored])).argmax(axis=1)
             for k, action in zip(scored, best.tolist()):
                 chosen[k] = action
         if choose is not None:
