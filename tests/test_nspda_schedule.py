@@ -97,6 +97,9 @@ def test_two_stage_training_stops_when_algorithm1_returns(tmp_path):
     converged = [e["val_accuracy"] == 1.0 for e in entries]
     assert len(entries) == len(schedule(converged, midpoint=2, n_max=6, bounds=(1, 2), n_min=2))
     assert entries[-1]["done"] == 1.0 and all(e["done"] == 0.0 for e in entries[:-1])
+    # each epoch's place in the schedule is logged: how far a run cut by a budget got
+    steps = schedule(converged, midpoint=2, n_max=6, bounds=(1, 2), n_min=2)
+    assert [(e["stage"], e["longest"]) for e in entries] == [(s[0], s[2]) for s in steps]
 
 
 # ---- the stopping rule ----

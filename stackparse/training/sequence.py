@@ -256,7 +256,8 @@ class SequenceObjective:
 
     def validate(self) -> dict[str, float]:
         """Validation metrics; with the stopping rule on training accuracy (`TrainConfig.stop_metric`), also
-        `train_accuracy` over the training split; with Algorithm 1, `done` once it has returned."""
+        `train_accuracy` over the training split; with Algorithm 1, the epoch's `stage` and `longest` training
+        length N_l, and `done` once it has returned."""
         self.model.training = False
         simplified = self.model.simplify(self.validation) if isinstance(self.model, Scheduled) else {}
         results = score_examples(self.model, self.validation, mirror=self.mirror)
@@ -267,6 +268,9 @@ class SequenceObjective:
         if self.train.stop_metric == "train_accuracy":
             metrics["train_accuracy"] = self.train_accuracy()
         if self.data.incremental == "two-stage":
+            step = self.step(self.epoch)        # where the epoch just trained stands in Algorithm 1 (a budget that
+            if step is not None:                # ends early says how far it got)
+                metrics.update(stage=float(step.stage), longest=float(step.n_l))
             del self.converged[self.epoch:]
             self.converged.append(metrics["val_accuracy"] == 1.0)
             metrics[DONE] = float(self.step(self.epoch + 1) is None)
