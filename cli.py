@@ -314,7 +314,8 @@ def program(grammar, order, strength, out):
 @click.option("--profile", default="full", show_default=True,
               help="how much of the suite to run: full (the papers' protocols), quick (minutes on a 2-core machine: "
               "fewer seeds, shorter training), and a suite's own (transduction: medium, full-512, today; "
-              "mali-*: capped, sitting, short; mali-variants: earlier); a suite without the profile says which it has")
+              "mali-*: capped, sitting, short, long; mali-variants: earlier); a suite without the profile says "
+              "which it has")
 @click.option("--seeds", type=click.IntRange(min=1), default=None, help="seeds per experiment [default: the profile's]")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="processes of the local Dask cluster, one experiment each (keep at most one per core)")
