@@ -49,9 +49,8 @@ class Parser:
         """The parsers in `directories` (as `load`) decoding as one: models of one treebank and transition
         system, trained apart. One directory: that parser alone."""
         first, *more = [cls.load(d) for d in directories]
-        engine = NumpyParser(first.model)
         for directory, other in zip(directories[1:], more):
-            why = mismatch(engine, NumpyParser(other.model))
+            why = mismatch(first.model, other.model)
             if why:
                 raise UserError(f"{directory}: cannot parse beside {directories[0]} in an ensemble: {why}")
         return cls(first.model, first.pc, tuple(more))

@@ -593,9 +593,10 @@ class Ensemble:
         return lockstep(self.engines, sentences, predict_tags)
 
 
-def mismatch(first: NumpyParser, other: NumpyParser) -> str | None:
-    """What keeps `other` from decoding beside `first` in an ensemble (None: nothing): the actions (the system
-    and the treebank's labels) and the tags (the tagger, its UPOS and XPOS) must be the same."""
+def mismatch(first, other) -> str | None:
+    """What keeps `other` from decoding beside `first` in an ensemble (None: nothing), each a model or its engine
+    (what has `system`, `config` and `vocab`): the actions (the system and the treebank's labels) and the tags (the
+    tagger, its UPOS and XPOS) must be the same."""
     if first.system.actions != other.system.actions:
         return "its transitions differ (another transition system, or another treebank's relations)"
     if first.config.tagger != other.config.tagger:
