@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stackparse.benchmarks import published, suites
+from stackparse.benchmarks import published, runner, suites
 from stackparse.benchmarks.runner import job_settings
 from stackparse.benchmarks.report import aggregate, markdown, replace_block
 from stackparse.errors import UserError
@@ -128,6 +128,14 @@ def test_a_failing_run_is_recorded_and_run_again_next_time(tmp_path, monkeypatch
     assert (tmp_path / "anbn--rnn--s1" / "result.json").is_file()
     assert "--lr-schedule" in json.loads((tmp_path / "anbn--bad--s1" / "error.json").read_text())["error"]
     assert "1 finished before, 1 run now (1 failed)" in run("bench", "broken", "--seeds", "1", "--out", tmp_path)
+
+
+def test_a_job_ends_when_the_worker_that_started_it_is_gone():
+    # the parent's pid seen by the job: its worker's, then init's once the worker is gone
+    parents, left = iter([10, 10, 10, 1]), []
+    thread = runner.exit_with_parent(0.001, parent=lambda: next(parents), leave=left.append)
+    thread.join(5)
+    assert left == [1] and not thread.is_alive()
 
 
 def test_columns_runs_only_the_columns_named(tmp_path, monkeypatch):

@@ -12,10 +12,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import pickle
 import platform
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -58,7 +60,9 @@ def run_job(job: Job, out: Path) -> dict:
 
 
 def run_job_here(job: Job, out: Path) -> dict:
-    """Train and test one job in this process; returns its result record."""
+    """Train and test one job in this process; returns its result record. The process ends with the worker that
+    started it (`exit_with_parent`)."""
+    exit_with_parent()
     run_dir = Path(out) / job.key
     start = time.perf_counter()
     try:
@@ -72,6 +76,22 @@ def run_job_here(job: Job, out: Path) -> dict:
     write_json(run_dir / "result.json", result)
     (run_dir / "error.json").unlink(missing_ok=True)      # of an earlier, failed attempt
     return result
+
+
+def exit_with_parent(every: float = 2.0, parent=os.getppid, leave=os._exit) -> threading.Thread:
+    """Watch, every `every` seconds, that the process that started this one is still there, and end this one
+    (`leave(1)`) when it is not: a `bench` stopped by a signal (not a terminal's Ctrl-C, which reaches the whole
+    process group) takes its Dask workers down, and their jobs would otherwise train on, orphaned. The job's run
+    resumes from its last checkpoint next time, as after any kill."""
+    first = parent()
+
+    def watch():
+        while parent() == first:
+            time.sleep(every)
+        leave(1)
+    thread = threading.Thread(target=watch, daemon=True, name="exit-with-parent")
+    thread.start()
+    return thread
 
 
 def record_error(job: Job, out: Path, error: str, trace: str = "") -> dict:
