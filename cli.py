@@ -573,16 +573,18 @@ def parse(model_dir, input_file, input_format, out, beam, engine, predict_tags, 
 @click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True,
               help="time the parse this many times (alternating with UDPipe 1's, if given) and report the best "
                    "round of each: for speeds on a machine whose load you do not control")
-def test_parser(run_dir, test_file, out, beam, engine, udpipe_model, rounds):
+@click.option("--ensemble", "more_models", multiple=True, type=click.Path(path_type=Path), metavar="MODEL_DIR",
+              help="another model that parses beside the run's, as one (repeatable; see parse --help)")
+def test_parser(run_dir, test_file, out, beam, engine, udpipe_model, rounds, more_models):
     """Test a train-parser run: test UAS/LAS and parsing words/s (one process), with its training
     figures (minutes, sentences/s, dev scores). Writes result.json and report.md.
 
     (`bench parser` is the benchmark suite that trains and tests a parser in one go.)"""
     from parsers.benchmark import benchmark_parser, markdown
     suffix = f"-beam{beam}" if beam > 1 else "" if engine == "numpy" else f"-{engine}"
-    default_out = run_dir / f"benchmark{suffix}"
+    default_out = run_dir / f"benchmark{suffix}{f'-ensemble{len(more_models) + 1}' if more_models else ''}"
     click.echo(markdown(benchmark_parser(run_dir, test_file, out or default_out, beam=beam, engine=engine,
-                                         udpipe_model=udpipe_model, rounds=rounds)))
+                                         udpipe_model=udpipe_model, rounds=rounds, ensemble=more_models)))
 
 
 @main.command()

@@ -20,7 +20,7 @@ from tqdm import tqdm
 from parsers.conllu_io import Sentence, read_conllu, write_conllu
 from parsers.evaluate import Scores, evaluate, evaluate_files
 from parsers.experiment import PARSER_TRAINING, ParserExperiment, ParserSettings
-from parsers.inference import Ensemble, NumpyParser, decode, mismatch
+from parsers.inference import Ensemble, NumpyParser, decode, engine_for, mismatch
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
 from parsers.decoding import with_tree
 from parsers.text_io import read_tokens
@@ -43,6 +43,10 @@ class Parser:
         and action probabilities averaged; greedy, on the numpy engine)."""
         self.model, self.pc, self.ensemble = model, pc, tuple(ensemble)
         self._numpy_parser: NumpyParser | Ensemble | None = None     # made at the first greedy parse, then kept
+
+    def models(self) -> list[StackLSTMParser]:
+        """This parser's model, then its ensemble's."""
+        return [self.model, *(p.model for p in self.ensemble)]
 
     @classmethod
     def load_ensemble(cls, directories: list[str | Path]) -> "Parser":
@@ -94,8 +98,7 @@ class Parser:
         total = sum(len(s.words) for s in sentences)
         with tqdm(total=total, unit="word", desc="parsing", disable=None if progress else True) as bar:
             if engine == "numpy" and self._numpy_parser is None:
-                engines = [NumpyParser(p.model) for p in (self, *self.ensemble)]
-                self._numpy_parser = Ensemble(engines) if self.ensemble else engines[0]
+                self._numpy_parser = engine_for(self.models())
             parsed = decode(self.model, sentences, engine, batch_size, bar.update, beam, predict_tags,
                             numpy_parser=self._numpy_parser)
         return [with_tree(s, p) for s, p in zip(sentences, parsed)]

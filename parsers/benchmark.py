@@ -9,6 +9,7 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
+from typing import Sequence
 
 from parsers.api import Parser
 from parsers.conllu_io import Sentence, read_conllu
@@ -19,7 +20,8 @@ from stackparse.errors import UserError
 
 
 def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int | None = None, beam: int = 1,
-                     engine: str = "numpy", udpipe_model: Path | None = None, rounds: int = 1) -> dict:
+                     engine: str = "numpy", udpipe_model: Path | None = None, rounds: int = 1,
+                     ensemble: Sequence[Path] = ()) -> dict:
     """Parse `test_path` with a finished run's best model (one process, one core) and score it, beside the
     run's training figures. Greedy decoding runs on `engine` (`parsers.inference.ENGINES`). With
     `udpipe_model`, UDPipe 1 parses the same file right after (`udpipe_scores`).
@@ -27,7 +29,10 @@ def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int 
     With `rounds` > 1 the parse is timed that many times, alternating with UDPipe 1's when it is given, and the
     speeds reported are the best round of each (every round is kept, in `*_rounds`): on a machine whose speed
     drifts with load beyond our control, alternating rounds put both parsers through the same drift, and the best
-    round is the least disturbed one."""
+    round is the least disturbed one.
+
+    `ensemble`: more models (run or model directories) that parse beside the run's, as one
+    (`parsers.inference.Ensemble`: greedy, numpy engine); the training figures stay the run's."""
     run_dir, out = Path(run_dir), Path(out)
     if not (run_dir / "metrics.json").is_file():
         raise UserError(f"{run_dir}: not a finished train-parser run (no metrics.json)")
@@ -35,15 +40,19 @@ def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int 
         raise UserError(f"--rounds must be at least 1 (got {rounds})")
     run = json.loads((run_dir / "metrics.json").read_text())
     log = [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
-    model = Parser.load(run_dir).model
+    if ensemble and (beam > 1 or engine != "numpy"):
+        raise UserError("an ensemble parses greedily on the numpy engine only (--beam 1, --engine numpy)")
+    model, *more = Parser.load_ensemble([run_dir, *ensemble]).models()
     result = {
-        **test_scores(model, Path(test_path), batch_size, beam, engine),
+        **test_scores(model, Path(test_path), batch_size, beam, engine, more),
         "dev_las": run["validation"]["dev_las"], "dev_uas": run["validation"]["dev_uas"],
         "best_epoch": run["best_epoch"], "epochs_run": len(log), "train_minutes": run["train_seconds"] / 60,
         "train_sentences_per_s": sum(e["train_sents_per_s"] for e in log) / len(log),
         "config": json.loads((run_dir / "config.json").read_text()),
         "machine": platform.platform(), "date": date.today().isoformat(),
     }
+    if ensemble:
+        result["ensemble"] = [str(d) for d in ensemble]
     udpipe = None
     if udpipe_model is not None:
         udpipe = _UDPipe(Path(udpipe_model), Path(test_path))
@@ -53,7 +62,7 @@ def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int 
         ours = [(result["parse_seconds"], result["parse_cpu_seconds"])]
         theirs = [(result["udpipe1"]["parse_seconds"], result["udpipe1"]["parse_cpu_seconds"])] if udpipe else []
         for _ in range(rounds - 1):
-            seconds, cpu, _ = timed_parse(model, gold, batch_size, beam, engine)
+            seconds, cpu, _ = timed_parse(model, gold, batch_size, beam, engine, more)
             ours.append((seconds, cpu))
             if udpipe:
                 theirs.append(udpipe.timed_parse())
@@ -160,6 +169,7 @@ def markdown(r: dict) -> str:
         f"{r['train_sentences_per_s']:.0f} | {r['parse_words_per_s']:.0f} |\n"
         f"\nParsing: {r['parse_words_per_s']:.0f} words/s ({r['parse_words_per_cpu_s']:.0f} words per CPU second), "
         f"{r.get('engine', 'dynet')} engine, beam {r['beam']}, batches of {r['parse_batch_size']} sentences"
+        + (f", with {', '.join(r['ensemble'])} parsing beside it as one" if r.get("ensemble") else "")
         + (f"; the best of {r['rounds']} rounds ({', '.join(map(str, r['parse_words_per_s_rounds']))} words/s)"
            if r.get("rounds", 1) > 1 else "") + ".\n"
         + ("" if "test_upos" not in r else

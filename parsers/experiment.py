@@ -10,12 +10,13 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from parsers.conllu_io import Sentence, read_conllu
 from parsers.corpus import CORPORA, get_corpus
 from parsers.evaluate import evaluate
 from parsers.model import ParserModelConfig, ParserTrainingConfig, read_vectors
-from parsers.inference import DEFAULT_BATCH, decode
+from parsers.inference import DEFAULT_BATCH, decode, engine_for
 from parsers.decoding import with_tree
 from parsers.training import ParserObjective, build_parser
 from parsers.transitions import TransitionSystem, get_system
@@ -109,16 +110,18 @@ class ParserExperiment(Kind):
         return metrics
 
 
-def test_scores(model, path: Path, batch_size: int | None = None, beam: int = 1, engine: str = "numpy") -> dict:
+def test_scores(model, path: Path, batch_size: int | None = None, beam: int = 1, engine: str = "numpy",
+                ensemble: Sequence = ()) -> dict:
     """Parse a gold treebank's words once (one process) on its tags and score the parses: accuracy and
     speed; with a tagger, also parse them on the tagger's tags and score those parses and tags.
 
     Greedy decoding runs on `engine` ("numpy" or "dynet", `parsers.inference.decode`; beam search on
     DyNet); `batch_size` None: the engine's default. The time includes the numpy engine's reading of
-    the weights. CPU seconds are given too: a busy machine inflates them less than wall seconds."""
+    the weights. CPU seconds are given too: a busy machine inflates them less than wall seconds.
+    `ensemble`: more models that decode beside `model`, as one (`parsers.inference.Ensemble`; greedy, numpy)."""
     obtain_if_known(path, progress=False)
     gold, _ = read_conllu(path)
-    seconds, cpu, parses = timed_parse(model, gold, batch_size, beam, engine)
+    seconds, cpu, parses = timed_parse(model, gold, batch_size, beam, engine, ensemble)
     scores = evaluate(gold, [with_tree(s, p) for s, p in zip(gold, parses)])
     result = {"test_file": str(path), "words": scores.words, "sentences": len(gold), "test_uas": scores.uas,
               "test_las": scores.las, "test_las_universal": scores.las_universal, "parse_seconds": seconds,
@@ -127,17 +130,20 @@ def test_scores(model, path: Path, batch_size: int | None = None, beam: int = 1,
               "parse_batch_size": batch_size or DEFAULT_BATCH["dynet" if beam > 1 else engine], "beam": beam,
               "engine": "dynet" if beam > 1 else engine}
     if model.config.tagger:      # again on the tagger's tags: nothing gold but the words (untimed)
-        tagged = evaluate(gold, [with_tree(s, p) for s, p in zip(gold, decode(model, gold, engine, batch_size,
-                                                                               beam=beam, predict_tags=True))])
+        parsed = decode(model, gold, engine, batch_size, beam=beam, predict_tags=True,
+                        numpy_parser=engine_for([model, *ensemble]) if ensemble else None)
+        tagged = evaluate(gold, [with_tree(s, p) for s, p in zip(gold, parsed)])
         result.update(test_upos=tagged.upos, test_xpos=tagged.xpos, test_las_predicted_tags=tagged.las,
                       test_uas_predicted_tags=tagged.uas)
     return result
 
 
-def timed_parse(model, sentences, batch_size: int | None = None, beam: int = 1, engine: str = "numpy"):
+def timed_parse(model, sentences, batch_size: int | None = None, beam: int = 1, engine: str = "numpy",
+                ensemble: Sequence = ()):
     """(wall seconds, CPU seconds, parses) of one decoding of `sentences` as `test_scores` times it."""
     start, cpu = time.perf_counter(), time.process_time()
-    parses = decode(model, sentences, engine, batch_size, beam=beam)
+    parses = decode(model, sentences, engine, batch_size, beam=beam,
+                    numpy_parser=engine_for([model, *ensemble]) if ensemble else None)
     return time.perf_counter() - start, time.process_time() - cpu, parses
 
 

@@ -540,7 +540,8 @@ def lockstep(engines: Sequence[NumpyParser], sentences, predict_tags: bool = Fal
     An ensemble's engines are models of one treebank (`check_ensemble`): each word's tags are the best under
     the mean of the engines' tag distributions, and every engine reads them; each action is the best legal
     one under the mean of the engines' action distributions (softmax over the actions, `mean_probabilities`),
-    and every engine takes it. Averaging probabilities, not scores: models trained apart put their scores on other scales."""
+    and every engine takes it. Averaging probabilities, not scores: models trained apart put their scores on
+    other scales."""
     first = engines[0]
     system, config = first.system, first.config
     # which sentences the tagger tags, and the refusal of untagged input without one: the model's rule
@@ -591,6 +592,12 @@ class Ensemble:
 
     def parse(self, sentences, predict_tags: bool = False) -> list[Parsed]:
         return lockstep(self.engines, sentences, predict_tags)
+
+
+def engine_for(models: Sequence) -> NumpyParser | Ensemble:
+    """The numpy engine of one model, or of several decoding as one (`Ensemble`)."""
+    engines = [NumpyParser(m) for m in models]
+    return engines[0] if len(engines) == 1 else Ensemble(engines)
 
 
 def mismatch(first, other) -> str | None:

@@ -97,6 +97,15 @@ def test_train_parser_parse_evaluate(tmp_path):
     assert "parse words/s" in bench and "the best of 3 rounds" in bench
     result = json.loads((tmp_path / "run" / "benchmark" / "result.json").read_text())
     assert result["rounds"] == 3 and round(result["parse_words_per_s"]) == max(result["parse_words_per_s_rounds"])
+    # the model beside itself: an ensemble that parses as the model does
+    twice = run("test-parser", tmp_path / "run", "--test", tmp_path / "dev.conllu", "--ensemble", tmp_path / "run")
+    assert "parsing beside it as one" in twice
+    both = json.loads((tmp_path / "run" / "benchmark-ensemble2" / "result.json").read_text())
+    assert both["ensemble"] == [str(tmp_path / "run")]
+    assert [both[k] for k in ("test_las", "test_las_predicted_tags")] == \
+        [result[k] for k in ("test_las", "test_las_predicted_tags")]
+    assert "ensemble parses greedily" in run("test-parser", tmp_path / "run", "--test", tmp_path / "dev.conllu",
+                                             "--ensemble", tmp_path / "run", "--beam", "2", ok=False)
     assert scores.splitlines()[0] == "words " + str(sum(len(s.words) for s in ewt("dev")[:20]))
     assert {"UAS", "LAS"} <= {line.split()[0] for line in scores.splitlines()}
 
