@@ -20,7 +20,7 @@ from tqdm import tqdm
 from parsers.conllu_io import Sentence, read_conllu, write_conllu
 from parsers.evaluate import Scores, evaluate, evaluate_files
 from parsers.experiment import PARSER_TRAINING, ParserExperiment, ParserSettings
-from parsers.inference import Ensemble, NumpyParser, decode, engine_for, mismatch
+from parsers.inference import Ensemble, NumpyParser, decode, engine_for, mismatch, refuse_ensemble
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
 from parsers.decoding import with_tree
 from parsers.text_io import read_tokens
@@ -93,8 +93,8 @@ class Parser:
 
         Greedy decoding runs on `engine`: "numpy" (`parsers.inference`, the default) or "dynet" (the
         model's own graphs; beam search always does). `batch_size` None: the engine's default."""
-        if self.ensemble and (engine != "numpy" or beam > 1):
-            raise UserError("an ensemble parses greedily on the numpy engine only (--beam 1, --engine numpy)")
+        if self.ensemble:
+            refuse_ensemble(beam, engine)
         total = sum(len(s.words) for s in sentences)
         with tqdm(total=total, unit="word", desc="parsing", disable=None if progress else True) as bar:
             if engine == "numpy" and self._numpy_parser is None:

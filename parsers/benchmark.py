@@ -15,6 +15,7 @@ from parsers.api import Parser
 from parsers.conllu_io import Sentence, read_conllu
 from parsers.evaluate import evaluate
 from parsers.experiment import test_scores, timed_parse
+from parsers.inference import refuse_ensemble
 from stackparse.config import write_json
 from stackparse.errors import UserError
 
@@ -40,8 +41,8 @@ def benchmark_parser(run_dir: Path, test_path: Path, out: Path, batch_size: int 
         raise UserError(f"--rounds must be at least 1 (got {rounds})")
     run = json.loads((run_dir / "metrics.json").read_text())
     log = [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
-    if ensemble and (beam > 1 or engine != "numpy"):
-        raise UserError("an ensemble parses greedily on the numpy engine only (--beam 1, --engine numpy)")
+    if ensemble:
+        refuse_ensemble(beam, engine)
     model, *more = Parser.load_ensemble([run_dir, *ensemble]).models()
     result = {
         **test_scores(model, Path(test_path), batch_size, beam, engine, more),

@@ -131,7 +131,7 @@ def test_scores(model, path: Path, batch_size: int | None = None, beam: int = 1,
               "engine": "dynet" if beam > 1 else engine}
     if model.config.tagger:      # again on the tagger's tags: nothing gold but the words (untimed)
         parsed = decode(model, gold, engine, batch_size, beam=beam, predict_tags=True,
-                        numpy_parser=engine_for([model, *ensemble]) if ensemble else None)
+                        numpy_parser=_ensemble_engine(model, ensemble))
         tagged = evaluate(gold, [with_tree(s, p) for s, p in zip(gold, parsed)])
         result.update(test_upos=tagged.upos, test_xpos=tagged.xpos, test_las_predicted_tags=tagged.las,
                       test_uas_predicted_tags=tagged.uas)
@@ -142,9 +142,13 @@ def timed_parse(model, sentences, batch_size: int | None = None, beam: int = 1, 
                 ensemble: Sequence = ()):
     """(wall seconds, CPU seconds, parses) of one decoding of `sentences` as `test_scores` times it."""
     start, cpu = time.perf_counter(), time.process_time()
-    parses = decode(model, sentences, engine, batch_size, beam=beam,
-                    numpy_parser=engine_for([model, *ensemble]) if ensemble else None)
+    parses = decode(model, sentences, engine, batch_size, beam=beam, numpy_parser=_ensemble_engine(model, ensemble))
     return time.perf_counter() - start, time.process_time() - cpu, parses
+
+
+def _ensemble_engine(model, ensemble: Sequence):
+    """The engine of `model` and `ensemble` decoding as one; None for `model` alone (`decode` makes its engine)."""
+    return engine_for([model, *ensemble]) if ensemble else None
 
 
 def default_split(train: Path, split: str) -> Path | None:

@@ -600,6 +600,12 @@ def engine_for(models: Sequence) -> NumpyParser | Ensemble:
     return engines[0] if len(engines) == 1 else Ensemble(engines)
 
 
+def refuse_ensemble(beam: int, engine: str) -> None:
+    """The one-line error of an ensemble asked to decode other than greedily on the numpy engine."""
+    if beam > 1 or engine != "numpy":
+        raise UserError("an ensemble parses greedily on the numpy engine only (--beam 1, --engine numpy)")
+
+
 def mismatch(first, other) -> str | None:
     """What keeps `other` from decoding beside `first` in an ensemble (None: nothing), each a model or its engine
     (what has `system`, `config` and `vocab`): the actions (the system and the treebank's labels) and the tags (the
