@@ -9,12 +9,10 @@
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import dynet as dy
-import numpy as np
 from tqdm import tqdm
 
 from parsers.conllu_io import Sentence, read_conllu, write_conllu
@@ -24,10 +22,7 @@ from parsers.inference import Ensemble, NumpyParser, decode, engine_for, mismatc
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
 from parsers.decoding import with_tree
 from parsers.text_io import read_tokens
-from parsers.training import build_parser, save_parser
-from parsers.transitions import get_system
-from parsers.vocab import Vocab
-from stackparse.config import from_dict
+from parsers.training import load_parser, save_parser
 from stackparse.errors import UserError
 from stackparse.experiments import run
 from stackparse.training import TrainConfig
@@ -62,24 +57,7 @@ class Parser:
     @classmethod
     def load(cls, directory: str | Path) -> "Parser":
         """Restore a parser saved by `save` (or the best model of a training run directory)."""
-        directory = Path(directory)
-        if (directory / "best" / "params").is_file():
-            directory = directory / "best"
-        missing = [f for f in ("params", "vocab.json", "config.json") if not (directory / f).is_file()]
-        if missing:
-            raise UserError(f"{directory}: not a parser model directory (missing {', '.join(missing)})")
-        try:
-            config = from_dict(ParserModelConfig, json.loads((directory / "config.json").read_text()))
-            vocab = Vocab.load(directory / "vocab.json")
-            pretrained = None
-            if (directory / "pretrained.json").is_file():
-                saved = json.loads((directory / "pretrained.json").read_text())
-                pretrained = (saved["words"], np.zeros((len(saved["words"]), saved["dim"]), dtype=np.float32))
-            model, pc = build_parser(config, vocab, get_system(config.system, vocab.labels), pretrained)
-            pc.populate(str(directory / "params"))
-        except (ValueError, KeyError, TypeError, RuntimeError) as e:
-            raise UserError(f"{directory}: corrupt parser model ({e})") from None
-        return cls(model, pc)
+        return cls(*load_parser(directory))
 
     def save(self, directory: str | Path) -> None:
         Path(directory).mkdir(parents=True, exist_ok=True)

@@ -12,13 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+from tqdm import tqdm
+
 from parsers.conllu_io import Sentence, read_conllu
 from parsers.corpus import CORPORA, get_corpus
 from parsers.evaluate import evaluate
 from parsers.model import ParserModelConfig, ParserTrainingConfig, read_vectors
-from parsers.inference import DEFAULT_BATCH, decode, engine_for
+from parsers.distillation import teach
+from parsers.inference import DEFAULT_BATCH, NumpyParser, decode, engine_for, mismatch
 from parsers.decoding import with_tree
-from parsers.training import ParserObjective, build_parser
+from parsers.training import ParserObjective, build_parser, load_parser
 from parsers.transitions import TransitionSystem, get_system
 from parsers.vocab import Vocab
 from stackparse.config import setting
@@ -98,10 +102,26 @@ class ParserExperiment(Kind):
         return ParserSettings()
 
     def build(self, seed: int) -> ParserObjective:
-        model, pc = build_parser(self.settings.model_config, self.vocab, self.system, self.pretrained,
-                                 self.settings.training)
+        training = self.settings.training
+        model, pc = build_parser(self.settings.model_config, self.vocab, self.system, self.pretrained, training)
+        lessons = self._lessons(model, seed) if training.teachers else None
         return ParserObjective(model, pc, self.sentences, self.oracles, self.dev, self.settings.train.batch_size,
-                               self.settings.training.explore_after)
+                               training.explore_after, lessons)
+
+    def _lessons(self, model, seed: int) -> list:
+        """What the teachers (`teachers`) say of each training sentence (`parsers.distillation.teach`); their
+        sampled paths are drawn from the run's seed."""
+        engines = []
+        for directory in self.settings.training.teachers.split(","):
+            teacher, _ = load_parser(directory.strip())
+            why = mismatch(model, teacher)
+            if why:
+                raise UserError(f"{directory}: cannot teach a parser of {self.settings.train_file}: {why}")
+            engines.append(NumpyParser(teacher))
+        words = sum(len(s.words) for s in self.sentences)
+        with tqdm(total=words, unit="word", desc=f"teachers ({len(engines)})", leave=False, mininterval=1) as bar:
+            return teach(engines, self.sentences, self.oracles, self.settings.training.teacher_samples,
+                         np.random.default_rng(seed), progress=bar.update)
 
     def test(self, objective: ParserObjective) -> dict:
         metrics = {"train_sentences": len(self.sentences), "skipped_sentences": self.skipped}

@@ -117,6 +117,16 @@ class ParserTrainingConfig:
     gold_tags: float = setting(1.0, "share of training sentences whose parser reads the gold UPOS; the others read "
                                "the tagger's own predictions, as when parsing text without tags (1: chosen on dev, "
                                "BENCHMARKS.md)", min=0, max=1)
+    teachers: str = setting("", "model directories, separated by commas, of parsers trained on the same treebank "
+                            "and system whose ensemble teaches this one (distillation, Liu et al. 2018: "
+                            "parsers.distillation): the student learns their action and tag distributions on the "
+                            "oracle's path and on paths they sample, which replace its own exploration "
+                            "(explore_after -1); \"\" = none")
+    distill: float = setting(0.5, "with teachers: weight of their distributions beside the gold action and tags on "
+                             "the oracle's path (1 = theirs alone)", min=0, max=1)
+    teacher_samples: int = setting(1, "with teachers: paths they sample per sentence, drawn once before training; "
+                                   "each epoch a sentence follows the oracle's path or one of these, with equal "
+                                   "chances", min=0)
     tag_noise: float = setting(0.0, "share of the gold UPOS the parser reads in training that are replaced by the "
                                "tagger's best other tag, so that it learns what the tagger's mistakes look like "
                                "(a cheap stand-in for jackknifing; measured no better on its own tags, worse on gold "
@@ -131,6 +141,9 @@ class ParserTrainingConfig:
             with_oracle = ", ".join(name for name, s in SYSTEMS.items() if s.dynamic_oracle)
             raise SettingError("explore_after", f"needs a system with a dynamic oracle ({with_oracle}), not "
                                f"{system}; -1 trains with the static oracle alone")
+        if self.teachers and self.explore_after >= 0:
+            raise SettingError("explore_after", "must be -1 with teachers: the paths they sample replace the "
+                               "parser's own exploration")
         if model.tagger and model.tag_reading == "none" and self.gold_tags == 1:
             raise SettingError("gold_tags", "must be below 1 with tag_reading none: the parser must see sentences "
                                "without tags in training to parse text without them")
@@ -403,18 +416,28 @@ class StackLSTMParser:
         behind = bwd.initial_state().transduce(xs[::-1])[::-1]
         return [dy.concatenate([f, b]) for f, b in zip(ahead, behind)]
 
-    def _tag_loss(self, sentence, encoded: _Encoded) -> dy.Expression:
+    def _tag_loss(self, sentence, encoded: _Encoded, lesson=None) -> dy.Expression:
         """-log p(gold UPOS) (+ -log p(gold XPOS)) summed over the words; a tag the training treebank
-        never had (the unknown tag) teaches nothing."""
+        never had (the unknown tag) teaches nothing. With the teachers' `lesson` (`parsers.distillation`):
+        -[w Σ_k q(k) log p(k) + (1 - w) log p(gold)] per word, q their mean distribution, w = `distill`."""
+        w = self.training.distill if lesson is not None else 0.0
         terms = []
-        for scores, gold in ((encoded.upos, [self.vocab.tag(u) for u in sentence.upos]),
-                             (encoded.xpos, [self.vocab.xtag(w.xpos) for w in sentence.words])):
+        for scores, gold, q in ((encoded.upos, [self.vocab.tag(u) for u in sentence.upos], lesson and lesson.upos),
+                                (encoded.xpos, [self.vocab.xtag(word.xpos) for word in sentence.words],
+                                 lesson and lesson.xpos)):
             if scores is None:
                 continue
+            n_tags = scores.dim()[0][0]
+            words = dy.reshape(scores, (n_tags,), batch_size=len(gold))
             known = [i for i, g in enumerate(gold) if g]
-            if known:
-                picked = dy.pick_batch_elems(dy.reshape(scores, (scores.dim()[0][0],), batch_size=len(gold)), known)
-                terms.append(dy.sum_batches(dy.pickneglogsoftmax_batch(picked, [gold[i] for i in known])))
+            if known and w < 1:
+                picked = dy.pick_batch_elems(words, known)
+                term = dy.sum_batches(dy.pickneglogsoftmax_batch(picked, [gold[i] for i in known]))
+                terms.append(term if lesson is None else term * (1 - w))
+            if q is not None and w > 0:       # q: (words, known tags), the unknown tag 0 has none
+                soft = dy.dot_product(dy.pick_range(dy.log_softmax(words), 1, n_tags),
+                                      dy.inputTensor(np.ascontiguousarray(q.T), batched=True))
+                terms.append(dy.sum_batches(soft) * -w)
         return dy.esum(terms) if terms else dy.scalarInput(0.0)
 
     # ---- the parser state and its mirror of the transition system ---------------------------
@@ -468,7 +491,7 @@ class StackLSTMParser:
 
     # ---- training and decoding --------------------------------------------------------------
     def loss(self, sentences, oracles: list[list[int]], rng: np.random.Generator,
-             explore: bool = False, drawn: list | None = None) -> dy.Expression:
+             explore: bool = False, drawn: list | None = None, taught: list | None = None) -> dy.Expression:
         """Sum over the sentences' states of -log p(correct actions | state), softmax over the legal actions,
         plus `tag_weight` times the tagger's loss (`_tag_loss`).
 
@@ -492,6 +515,11 @@ class StackLSTMParser:
         actions and the dynamic oracle's answers, drawn beforehand (`drawn[i]`, an `inference.Exploration`,
         None for a sentence that does not explore: see `parsers.inference.draw_explorations`); then the
         graph is built in one go.
+
+        With `taught` (distillation, `parsers.distillation`), sentence i follows the path `taught[i][0]` and
+        learns the teachers' distribution along it and their tag distributions `taught[i][1]` (a `Lesson`):
+        -[w Σ_a q(a) log p(a) + (1 - w) log p(gold)] at each step of a reference path and for each word's tags,
+        -Σ_a q(a) log p(a) at each step of a sampled path, w = `distill`.
         """
         system = self.system
         predict = list(rng.random(len(sentences)) >= self.training.gold_tags) if self.config.tagger else \
@@ -509,7 +537,12 @@ class StackLSTMParser:
             if to_draw:
                 dy.forward([scores[i] for i in to_draw])
             for i in active:
-                if exploring[i] and drawn is not None:
+                teacher = None
+                if taught is not None:
+                    path, step = taught[i][0], steps[i]
+                    action, steps[i], teacher = path.actions[step], step + 1, (path, step)
+                    correct = [action] if path.reference else []
+                elif exploring[i] and drawn is not None:
                     action, correct = drawn[i].actions[steps[i]], drawn[i].correct[steps[i]]
                     steps[i] += 1
                 elif exploring[i]:
@@ -522,14 +555,25 @@ class StackLSTMParser:
                     log_p = dy.log_softmax(scores[i], restrict=legal[i])
                     # log of the probability of all correct actions: one node for all of them (a zero-cost arc
                     # that is not gold allows every label: dozens of them)
-                    terms.append(-(dy.logsumexp_dim(dy.select_rows(log_p, correct), d=0) if len(correct) > 1
-                                   else dy.pick(log_p, correct[0])))
+                    gold = None if not correct else \
+                        dy.logsumexp_dim(dy.select_rows(log_p, correct), d=0) if len(correct) > 1 else \
+                        dy.pick(log_p, correct[0])
+                    terms.append(-gold if teacher is None else -self._taught(log_p, gold, *teacher))
                 parses[i] = self._advance(parses[i], action)
             active = [i for i in active if not system.is_terminal(parses[i].config)]
         loss = dy.esum(terms) if terms else dy.scalarInput(0.0)
         if self.config.tagger and self.training.tag_weight:
-            loss = loss + dy.esum([self._tag_loss(s, e) for s, e in zip(sentences, encoded)]) * self.training.tag_weight
+            lessons = [None] * len(sentences) if taught is None else [lesson for _, lesson in taught]
+            loss = loss + dy.esum([self._tag_loss(s, e, lesson) for s, e, lesson in
+                                   zip(sentences, encoded, lessons)]) * self.training.tag_weight
         return loss
+
+    def _taught(self, log_p: dy.Expression, gold: dy.Expression | None, path, step: int) -> dy.Expression:
+        """w Σ_a q(a) log p(a) + (1 - w) log p(gold) at a step of a teachers' path (gold None: a sampled path,
+        the teachers' distribution alone)."""
+        soft = dy.dot_product(dy.select_rows(log_p, path.ids[step].tolist()), dy.inputVector(path.probs[step]))
+        w = self.training.distill
+        return soft if gold is None else soft * w + gold * (1 - w)
 
     def _draw(self, scores: dy.Expression, legal: list[int], rng: np.random.Generator) -> int:
         return draw(scores.npvalue(), legal, self.training.explore_alpha, rng)

@@ -1,6 +1,7 @@
 """The parser's objective for the shared trainer: treebank minibatches, oracle losses, dev LAS."""
 from __future__ import annotations
 
+import json
 import multiprocessing
 import signal
 import time
@@ -13,13 +14,15 @@ import numpy as np
 
 from parsers.conllu_io import Sentence
 from parsers.decoding import with_tree
+from parsers.distillation import Lesson
 from parsers.evaluate import evaluate
 from parsers import trees
 from parsers.inference import Exploration, NumpyParser, draw_explorations, parse_greedy
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
-from parsers.transitions import TransitionSystem
+from parsers.transitions import TransitionSystem, get_system
 from parsers.vocab import Vocab
-from stackparse.config import to_dict, write_json
+from stackparse.config import from_dict, to_dict, write_json
+from stackparse.errors import UserError
 
 
 class ParserObjective:
@@ -30,9 +33,13 @@ class ParserObjective:
     unit = "sents"
 
     def __init__(self, model: StackLSTMParser, pc: dy.ParameterCollection, train: list[Sentence],
-                 oracles: list[list[int]], dev: list[Sentence], batch_size: int, explore_after: int):
+                 oracles: list[list[int]], dev: list[Sentence], batch_size: int, explore_after: int,
+                 lessons: list[Lesson] | None = None):
+        """`lessons`: what teachers say of each training sentence (`parsers.distillation`): each epoch, each
+        sentence follows one of its lesson's paths, drawn with equal chances, and learns from it."""
         self.model, self.pc, self.train, self.oracles, self.dev = model, pc, train, oracles, dev
-        self.batch_size, self.explore_after = batch_size, explore_after
+        self.batch_size, self.explore_after, self.lessons = batch_size, explore_after, lessons
+        self._routes: np.ndarray | None = None      # the path each sentence follows this epoch (with lessons)
         self._rng = np.random.default_rng(0)
         self._explore = False
         self._batches: list = []
@@ -47,6 +54,8 @@ class ParserObjective:
     def batches(self, epoch: int, rng: np.random.Generator) -> list[list[int]]:
         self._rng = rng        # word dropout, dropout masks and explored actions of this epoch come from it
         self._explore = 0 <= self.explore_after <= epoch
+        if self.lessons is not None:
+            self._routes = rng.integers(0, np.array([len(lesson.paths) for lesson in self.lessons]))
         order = rng.permutation(len(self.train))
         self._batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         self._drawn, self._updates = {}, 0
@@ -59,7 +68,9 @@ class ParserObjective:
         sentences = [self.train[i] for i in batch]
         drawn = self._draw_ahead(batch) if self._explore and self.model.training.explore_every else None
         dy.renew_cg(autobatching=True)
-        loss = self.model.loss(sentences, [self.oracles[i] for i in batch], self._rng, self._explore, drawn)
+        taught = None if self.lessons is None else \
+            [(self.lessons[i].paths[self._routes[i]], self.lessons[i]) for i in batch]
+        loss = self.model.loss(sentences, [self.oracles[i] for i in batch], self._rng, self._explore, drawn, taught)
         self._updates += 1
         yield loss / len(batch), len(batch)
 
@@ -151,6 +162,28 @@ def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: P
     if model.pretrained_index:
         words = sorted(model.pretrained_index, key=model.pretrained_index.get)
         write_json(directory / "pretrained.json", {"words": words, "dim": model.pretrained.shape()[1]})
+
+
+def load_parser(directory: str | Path) -> tuple[StackLSTMParser, dy.ParameterCollection]:
+    """The model saved by `save_parser` in `directory` (or in its `best/`, a training run's best model)."""
+    directory = Path(directory)
+    if (directory / "best" / "params").is_file():
+        directory = directory / "best"
+    missing = [f for f in ("params", "vocab.json", "config.json") if not (directory / f).is_file()]
+    if missing:
+        raise UserError(f"{directory}: not a parser model directory (missing {', '.join(missing)})")
+    try:
+        config = from_dict(ParserModelConfig, json.loads((directory / "config.json").read_text()))
+        vocab = Vocab.load(directory / "vocab.json")
+        pretrained = None
+        if (directory / "pretrained.json").is_file():
+            saved = json.loads((directory / "pretrained.json").read_text())
+            pretrained = (saved["words"], np.zeros((len(saved["words"]), saved["dim"]), dtype=np.float32))
+        model, pc = build_parser(config, vocab, get_system(config.system, vocab.labels), pretrained)
+        pc.populate(str(directory / "params"))
+    except (ValueError, KeyError, TypeError, RuntimeError) as e:
+        raise UserError(f"{directory}: corrupt parser model ({e})") from None
+    return model, pc
 
 
 def build_parser(config: ParserModelConfig, vocab: Vocab, system: TransitionSystem, pretrained=None,
