@@ -435,8 +435,9 @@ class StackLSTMParser:
                 term = dy.sum_batches(dy.pickneglogsoftmax_batch(picked, [gold[i] for i in known]))
                 terms.append(term if lesson is None else term * (1 - w))
             if q is not None and w > 0:       # q: (words, known tags), the unknown tag 0 has none
-                soft = dy.dot_product(dy.pick_range(dy.log_softmax(words), 1, n_tags),
-                                      dy.inputTensor(np.ascontiguousarray(q.T), batched=True))
+                # (DyNet's batched inputTensor refuses a batch of one: one word's target is a plain vector)
+                target = dy.inputTensor(np.ascontiguousarray(q.T), batched=True) if len(q) > 1 else dy.inputVector(q[0])
+                soft = dy.dot_product(dy.pick_range(dy.log_softmax(words), 1, n_tags), target)
                 terms.append(dy.sum_batches(soft) * -w)
         return dy.esum(terms) if terms else dy.scalarInput(0.0)
 

@@ -96,7 +96,10 @@ def one_hot_lesson(model, sentence, oracle, reference: bool) -> Lesson:
 def test_a_teacher_sure_of_the_gold_teaches_the_gold_loss(sentences, distill, reference):
     model, _ = tiny_model(sentences[0])
     model.training = dataclasses.replace(ParserTrainingConfig(), dropout=0.0, word_dropout=0.0, distill=distill)
-    kept, oracles = derivable(model.system, sentences[0])
+    one_word = dataclasses.replace(sentences[0][0], words=[dataclasses.replace(sentences[0][0].words[0], id=1, head=0,
+                                                                                 deprel="root")])
+    kept, oracles = derivable(model.system, [*sentences[0], one_word])
+    assert len(kept) == 4
     dy.renew_cg()
     gold = model.loss(kept, oracles, np.random.default_rng(0)).value()
     taught = [(lesson.paths[0], lesson) for lesson in
