@@ -52,17 +52,19 @@ class Lesson(NamedTuple):
 
 
 def teach(engines: Sequence[NumpyParser], sentences, oracles: list[list[int]], samples: int,
-          rng: np.random.Generator, batch_size: int = 256, progress: Callable[[int], None] | None = None
-          ) -> list[Lesson]:
+          rng: np.random.Generator, temperature: float = 1.0, batch_size: int = 256,
+          progress: Callable[[int], None] | None = None) -> list[Lesson]:
     """Each sentence's `Lesson` from the teachers' engines (models of the student's treebank and system:
     `parsers.inference.mismatch`): the reference path along `oracles[i]` and `samples` paths drawn from the
-    teachers' mean distribution. `progress` is called with each batch's number of words."""
+    teachers' mean distribution. The distributions taught are the teachers' mean p raised to 1 / `temperature`,
+    renormalised (Hinton et al. 2015: above 1, softer; the paths are drawn from p itself). `progress` is called
+    with each batch's number of words."""
     lessons: list[Lesson | None] = [None] * len(sentences)
     for chunk in length_batches([len(s.words) for s in sentences], batch_size, 8000):
         batch = [sentences[i] for i in chunk]
-        upos, xpos = _tags(engines, batch)
-        paths = [_path(engines, batch, [oracles[i] for i in chunk], None)]
-        paths += [_path(engines, batch, None, rng) for _ in range(samples)]
+        upos, xpos = _tags(engines, batch, temperature)
+        paths = [_path(engines, batch, [oracles[i] for i in chunk], None, temperature)]
+        paths += [_path(engines, batch, None, rng, temperature) for _ in range(samples)]
         for k, i in enumerate(chunk):
             lessons[i] = Lesson([p[k] for p in paths], upos[k], xpos[k])
         if progress is not None:
@@ -70,8 +72,9 @@ def teach(engines: Sequence[NumpyParser], sentences, oracles: list[list[int]], s
     return lessons
 
 
-def _tags(engines: Sequence[NumpyParser], batch) -> tuple[list, list]:
-    """Each sentence's mean UPOS and XPOS distributions over the engines (None where there are none)."""
+def _tags(engines: Sequence[NumpyParser], batch, temperature: float) -> tuple[list, list]:
+    """Each sentence's mean UPOS and XPOS distributions over the engines, at `temperature` (None where there are
+    none)."""
     taggings = [e.tag_scores(batch, [True] * len(batch)) for e in engines]
     upos, xpos = [], []
     for k in range(len(batch)):
@@ -80,16 +83,17 @@ def _tags(engines: Sequence[NumpyParser], batch) -> tuple[list, list]:
             upos.append(None)
             xpos.append(None)
             continue
-        upos.append(np.mean([tag_distribution(u) for u, _ in scores], axis=0).astype(np.float32))
+        upos.append(_soften(np.mean([tag_distribution(u) for u, _ in scores], axis=0), temperature))
         xpos.append(None if scores[0][1] is None else
-                    np.mean([tag_distribution(x) for _, x in scores], axis=0).astype(np.float32))
+                    _soften(np.mean([tag_distribution(x) for _, x in scores], axis=0), temperature))
     return upos, xpos
 
 
 def _path(engines: Sequence[NumpyParser], batch, oracles: list[list[int]] | None,
-          rng: np.random.Generator | None) -> list[Path]:
+          rng: np.random.Generator | None, temperature: float) -> list[Path]:
     """Each sentence's path through the teachers' lockstep decoding: the oracle's actions, or (`oracles` None)
-    actions drawn from the teachers' mean distribution with `rng`."""
+    actions drawn from the teachers' mean distribution with `rng`; the distribution kept at each step is at
+    `temperature`."""
     actions = [[] for _ in batch]
     rows = [[] for _ in batch]
 
@@ -98,7 +102,7 @@ def _path(engines: Sequence[NumpyParser], batch, oracles: list[list[int]] | None
             rows[i].append((np.full(TOP, legal[0]), np.zeros(TOP, np.float32)))
             action = legal[0]
         else:
-            ids, probs = distribution(scores, legal)
+            ids, probs = distribution(scores, legal, temperature)
             rows[i].append(_top(ids, probs))
             action = oracles[i][len(actions[i])] if oracles is not None else draw(scores, legal, 1.0, rng)
         actions[i].append(action)
@@ -109,13 +113,21 @@ def _path(engines: Sequence[NumpyParser], batch, oracles: list[list[int]] | None
                  oracles is not None) for a, r in zip(actions, rows)]
 
 
-def distribution(scores: np.ndarray, legal: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """(legal action ids, their probabilities) from one configuration's scores: a softmax over the legal actions.
-    `lockstep` hands an ensemble's scores as log mean probabilities (`mean_probabilities`): their softmax over the
-    legal actions is the mean distribution renormalised to them."""
-    logits = np.asarray(scores, dtype=np.float64)[legal]
+def distribution(scores: np.ndarray, legal: list[int], temperature: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(legal action ids, their probabilities) from one configuration's scores: a softmax over the legal actions
+    of scores / `temperature`. `lockstep` hands an ensemble's scores as log mean probabilities
+    (`mean_probabilities`): their softmax over the legal actions is the mean distribution renormalised to them."""
+    logits = np.asarray(scores, dtype=np.float64)[legal] / temperature
     p = np.exp(logits - logits.max())
     return np.asarray(legal), p / p.sum()
+
+
+def _soften(p: np.ndarray, temperature: float) -> np.ndarray:
+    """Each row of p raised to 1 / temperature and renormalised, float32."""
+    if temperature != 1:
+        p = p ** (1 / temperature)
+        p /= p.sum(axis=1, keepdims=True)
+    return p.astype(np.float32)
 
 
 def _top(ids: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -120,8 +120,9 @@ class ParserExperiment(Kind):
             engines.append(NumpyParser(teacher))
         words = sum(len(s.words) for s in self.sentences)
         with tqdm(total=words, unit="word", desc=f"teachers ({len(engines)})", leave=False, mininterval=1) as bar:
-            return teach(engines, self.sentences, self.oracles, self.settings.training.teacher_samples,
-                         np.random.default_rng(seed), progress=bar.update)
+            training = self.settings.training
+            return teach(engines, self.sentences, self.oracles, training.teacher_samples, np.random.default_rng(seed),
+                         training.teacher_temperature, progress=bar.update)
 
     def test(self, objective: ParserObjective) -> dict:
         metrics = {"train_sentences": len(self.sentences), "skipped_sentences": self.skipped}

@@ -127,6 +127,9 @@ class ParserTrainingConfig:
     teacher_samples: int = setting(1, "with teachers: paths they sample per sentence, drawn once before training; "
                                    "each epoch a sentence follows the oracle's path or one of these, with equal "
                                    "chances", min=0)
+    teacher_temperature: float = setting(1.0, "with teachers: their distributions are taught raised to 1/T, "
+                                         "renormalised: above 1 softer (teachers trained on the same sentences are "
+                                         "nearly sure of them), 1 = as they are", min=0, min_open=True)
     tag_noise: float = setting(0.0, "share of the gold UPOS the parser reads in training that are replaced by the "
                                "tagger's best other tag, so that it learns what the tagger's mistakes look like "
                                "(a cheap stand-in for jackknifing; measured no better on its own tags, worse on gold "

@@ -77,6 +77,27 @@ def test_the_teachers_tags_and_samples(sentences):
             np.testing.assert_allclose(got, ((expected[0] + expected[1]) / 2).T, rtol=1e-5, atol=1e-7)
 
 
+def test_a_temperature_softens_what_is_taught_not_the_paths(sentences):
+    a, b = (NumpyParser(tiny_model(sentences[0], seed=seed)[0]) for seed in (3, 4))
+    kept, oracles = derivable(a.system, sentences[1])
+    plain, soft = (teach([a, b], kept, oracles, 1, np.random.default_rng(7), temperature=t) for t in (1.0, 2.0))
+    for p_lesson, s_lesson in zip(plain, soft):
+        assert [p.actions for p in p_lesson.paths] == [p.actions for p in s_lesson.paths]
+        for p_path, s_path in zip(p_lesson.paths, s_lesson.paths):
+            for ids, probs, soft_ids, soft_probs in zip(p_path.ids, p_path.probs, s_path.ids, s_path.probs):
+                if probs.sum() and len(set(ids.tolist())) == TOP == len(set(soft_ids.tolist())):
+                    continue        # more than TOP legal actions: the kept ones may differ
+                if probs.sum():
+                    expected = {i: np.sqrt(q) for i, q in zip(ids.tolist(), probs) if q > 0}
+                    total = sum(expected.values())
+                    got = {i: q for i, q in zip(soft_ids.tolist(), soft_probs) if q > 0}
+                    assert got.keys() == expected.keys()
+                    np.testing.assert_allclose([got[i] for i in expected], [v / total for v in expected.values()],
+                                               rtol=1e-4)
+        rooted = np.sqrt(p_lesson.upos)
+        np.testing.assert_allclose(s_lesson.upos, rooted / rooted.sum(axis=1, keepdims=True), rtol=1e-5)
+
+
 def one_hot_lesson(model, sentence, oracle, reference: bool) -> Lesson:
     """A lesson whose teacher is sure of the gold action at every step and of the gold tags."""
     ids = np.array([[a] * TOP for a in oracle], np.int32)
