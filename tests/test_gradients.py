@@ -265,7 +265,7 @@ def test_precomputed_loss_updates_like_backpropagation(rng):
             losses.append(cell.loss(direct, s, [y]))
     dy.esum(losses).backward()
     opt_direct.update()
-    precomputed_loss(hooked, rtrl(cell, hooked, batch, rng)).backward()
+    precomputed_loss(rtrl(cell, hooked, batch, rng), params=hooked).backward()
     opt_hooked.update()
     for p, q in zip(direct, hooked):
         np.testing.assert_allclose(q.as_array(), p.as_array(), rtol=0, atol=1e-6)
@@ -290,7 +290,7 @@ class CellObjective:
         units = sum(len(e) for e in batch)
         if self.grad is not None:
             result = batch_gradient(self.grad, self.cell, self.params, batch, np.random.default_rng(0))
-            yield precomputed_loss(self.params, result, 1 / len(batch)), units
+            yield precomputed_loss(result, 1 / len(batch), self.params), units
             return
         dy.renew_cg()
         terms = []

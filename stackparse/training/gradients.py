@@ -482,18 +482,19 @@ class PrecomputedLoss:
             dy.esum(terms).backward()
 
 
-def precomputed_loss(params: Sequence[dy.Parameters], result, scale: float = 1.0,
-                     lookups: Sequence[tuple] = ()) -> PrecomputedLoss:
+def precomputed_loss(result, scale: float = 1.0, params: Sequence[dy.Parameters] | None = None) -> PrecomputedLoss:
     """The loss of a minibatch from its gradient, multiplied by `scale` (e.g. 1 / the number of sequences, as
     `segment_losses` divides by the streams).
 
     Args:
-        params: the parameters the gradient belongs to, in the same order.
-        result: the minibatch's `Gradient` (or anything with its `loss` and `grads`).
+        result: the minibatch's `Gradient` (or anything with its `loss` and `grads`), or a model mirror's
+            `ArrayGradient`, which also names its parameters and holds its lookup tables' row gradients.
         scale: multiplies the loss and the gradient.
-        lookups: per lookup table, (LookupParameters, ids, the gradients of those rows), scaled alike.
+        params: the parameters the gradient belongs to, in the same order; None: the result's own (`params`).
     Returns:
         What an objective's `losses` yields for the trainer.
     """
+    params = result.params if params is None else params
+    lookups = getattr(result, "lookups", ())
     return PrecomputedLoss(scale * result.loss, tuple(params), tuple(scale * g for g in result.grads),
                            tuple((table, ids, scale * rows) for table, ids, rows in lookups))

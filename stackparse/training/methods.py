@@ -55,8 +55,7 @@ class TruncatedBPTT:
             return
         dy.renew_cg()                # the surrogate's graph (`PrecomputedLoss.backward`)
         result = model.array_mirror().gradient(batch)
-        yield (precomputed_loss(result.params, result, 1 / len(batch), result.lookups),    # scaled as segment_losses
-               sum(int(sum(e.scored)) for e in batch))
+        yield precomputed_loss(result, 1 / len(batch)), sum(int(sum(e.scored)) for e in batch)   # as segment_losses
 
 
 @dataclass(frozen=True)
@@ -80,7 +79,7 @@ class Online:
         else:
             cell, params = model.gradient_cell()                  # (a fresh graph)
         result = batch_gradient(GradientConfig(self.algorithm), cell, params, batch, rng, self.passes, self.hints)
-        yield precomputed_loss(params, result, 1 / len(batch)), predictions(batch, self.passes, self.hints)
+        yield precomputed_loss(result, 1 / len(batch), params), predictions(batch, self.passes, self.hints)
 
 
 @dataclass(frozen=True)
