@@ -15,7 +15,7 @@ reference path, -Σ_t Σ_a q_t(a) log p_t(a) on a sampled one, and the tags' ali
 sentence follows is drawn each epoch (`ParserObjective`).
 
 The teachers read the treebank's UPOS on both paths, as the student does in training (`gold_tags` 1). A teacher's
-distribution is kept at its `top` likeliest legal actions, renormalised (the rest hold a negligible mass and would
+distribution is kept at its `TOP` likeliest legal actions, renormalised (the rest hold a negligible mass and would
 cost memory at every step of every path).
 """
 from __future__ import annotations
@@ -102,7 +102,7 @@ def _path(engines: Sequence[NumpyParser], batch, oracles: list[list[int]] | None
             rows[i].append((np.full(TOP, legal[0]), np.zeros(TOP, np.float32)))
             action = legal[0]
         else:
-            ids, probs = distribution(scores, legal, temperature)
+            ids, probs = _distribution(scores, legal, temperature)
             rows[i].append(_top(ids, probs))
             action = oracles[i][len(actions[i])] if oracles is not None else draw(scores, legal, 1.0, rng)
         actions[i].append(action)
@@ -113,7 +113,7 @@ def _path(engines: Sequence[NumpyParser], batch, oracles: list[list[int]] | None
                  oracles is not None) for a, r in zip(actions, rows)]
 
 
-def distribution(scores: np.ndarray, legal: list[int], temperature: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def _distribution(scores: np.ndarray, legal: list[int], temperature: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """(legal action ids, their probabilities) from one configuration's scores: a softmax over the legal actions
     of scores / `temperature`. `lockstep` hands an ensemble's scores as log mean probabilities
     (`mean_probabilities`): their softmax over the legal actions is the mean distribution renormalised to them."""

@@ -111,8 +111,8 @@ class ParserExperiment(Kind):
     def _lessons(self, model, seed: int) -> list:
         """What the teachers (`teachers`) say of each training sentence (`parsers.distillation.teach`); their
         sampled paths are drawn from the run's seed."""
-        engines = []
-        for directory in self.settings.training.teachers.split(","):
+        training, engines = self.settings.training, []
+        for directory in training.teachers.split(","):
             teacher, _ = load_parser(directory.strip())
             why = mismatch(model, teacher)
             if why:
@@ -120,7 +120,6 @@ class ParserExperiment(Kind):
             engines.append(NumpyParser(teacher))
         words = sum(len(s.words) for s in self.sentences)
         with tqdm(total=words, unit="word", desc=f"teachers ({len(engines)})", leave=False, mininterval=1) as bar:
-            training = self.settings.training
             return teach(engines, self.sentences, self.oracles, training.teacher_samples, np.random.default_rng(seed),
                          training.teacher_temperature, progress=bar.update)
 
