@@ -504,15 +504,12 @@ def train_parser_command(ctx, train_file, dev, out, skip_invalid, resume, force,
 
     from parsers.api import train_parser
     from parsers.transitions import SYSTEMS
-    if ctx.get_parameter_source("explore_after") is ParameterSource.DEFAULT:
-        if options["teachers"]:
-            options["explore_after"] = -1
-            click.echo("note: the teachers' sampled paths replace the parser's own exploration (--explore-after -1)",
-                       err=True)
-        elif not SYSTEMS[options["system"]].dynamic_oracle:
-            options["explore_after"] = -1
-            click.echo(f"note: {options['system']} has no dynamic oracle: training with the static oracle alone "
-                       f"(--explore-after -1)", err=True)
+    no_exploring = "the teachers' sampled paths replace the parser's own exploration" if options["teachers"] else \
+        None if SYSTEMS[options["system"]].dynamic_oracle else \
+        f"{options['system']} has no dynamic oracle: training with the static oracle alone"
+    if no_exploring and ctx.get_parameter_source("explore_after") is ParameterSource.DEFAULT:
+        options["explore_after"] = -1
+        click.echo(f"note: {no_exploring} (--explore-after -1)", err=True)
     model, parser_training, training = (_given(s, options) for s in _parser_settings([], None))
     _on_interrupt(lambda: _training_kept(out))
     _, metrics = train_parser(train_file, dev, out, model, training, parser_training, skip_invalid, resume,
