@@ -5,8 +5,10 @@ forward pass for scoring (`stackparse.evaluation.sequence.score_examples`).
 DyNet builds some eighty nodes a step for the LSTM controller, its signals and the memory, each costing far more
 to build and run than its arithmetic at the paper's sizes (256 units, batch 10). Here a step is a few array
 operations over the whole minibatch: one matrix product for the LSTM's gates ([r_{t-1}; h_{t-1}] against the
-stacked weights; the embeddings' share is one product over all steps), one for the signals, one batched product for
-all the reads, and the memory's strength updates of `stackparse.memories.grefenstette_arrays`. Whatever does not
+stacked weights; the embeddings' share is one product over all steps) and one tanh for all four of them (the
+logistics through tanh, `_halved`), one product for the signals and one tanh for them, one batched product for
+all the reads, and the memory's strength updates of `stackparse.memories.grefenstette_arrays`. Each step writes
+into arrays preallocated for the whole minibatch (`_Layer`), so nothing is gathered afterwards. Whatever does not
 feed the recurrence waits for the whole sequence: the output layer o_t and the softmax are one product each over
 all steps, and every weight's gradient is one product over all steps' (input, gradient) pairs.
 
@@ -52,25 +54,32 @@ class ArrayGradient(NamedTuple):
     lookups: list[tuple[dy.LookupParameters, np.ndarray, np.ndarray]]
 
 
-def _sigmoid(z: np.ndarray) -> None:
-    """The logistic function 1 / (1 + exp(-z)), in place."""
-    np.negative(z, out=z)
-    np.exp(z, out=z)
-    z += 1
-    np.reciprocal(z, out=z)
+def _halved(n_halved: int, n: int) -> np.ndarray:
+    """(n,) ones with the first `n_halved` at 0.5: the columns whose pre-activations feed a logistic. Each logistic
+    is taken as sigma(a) = (1 + tanh(a / 2)) / 2, with a / 2 from weights and biases halved beforehand, so that a
+    layer's nonlinearities are one tanh over all its columns (halving is exact in floating point)."""
+    scale = np.ones(n, FLOAT)
+    scale[:n_halved] = 0.5
+    return scale
+
+
+def _logistic_from_tanh(z: np.ndarray) -> None:
+    """(1 + z) / 2 in place: sigma(a) from z = tanh(a / 2)."""
+    z *= 0.5
+    z += 0.5
 
 
 @dataclass
 class _Weights:
     """The model's parameters as float32 arrays, read once per minibatch; the weights of the products every step
-    makes as `_Product`s, forward (x W^T) and backward (g W)."""
+    makes as `_Product`s, forward (x W^T, the logistics' columns halved: `_halved`) and backward (g W)."""
     x_in: np.ndarray            # (4h, input): layer 1's weights on x_t
     gates: list[_Product]       # per layer, [r_{t-1} (layer 1) or h below; h_{t-1}] -> the gates' pre-activations
     gates_back: list[_Product]  # their gradients -> the operand's
-    bias: list[np.ndarray]      # per layer (4h,)
+    gate_bias: list[np.ndarray] # per layer (4h,), DyNet's forget bias added; layer 1's per input symbol (n_inputs, 4h)
     signals: _Product           # o'_t -> the signals' pre-activations, [W_du; W_v] o'_t
     signals_back: _Product
-    signal_bias: np.ndarray
+    signal_bias: np.ndarray     # the deque's bottom push offset added
     output: np.ndarray          # W_o (h, h)
     output_bias: np.ndarray
     V: np.ndarray               # (n_outputs, h)
@@ -99,10 +108,11 @@ class _Product:
             width = self.n
         self.blocks = [(slice(j, j + width), np.ascontiguousarray(W[:, j:j + width])) for j in range(0, self.n, width)]
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
+    def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         if len(self.blocks) == 1:
-            return x @ self.blocks[0][1]
-        out = np.empty((len(x), self.n), x.dtype)
+            return np.matmul(x, self.blocks[0][1], out=out)
+        if out is None:
+            out = np.empty((len(x), self.n), x.dtype)
         for columns, block in self.blocks:
             np.matmul(x, block, out=out[:, columns])
         return out
@@ -114,19 +124,19 @@ def _array(p) -> np.ndarray:
     return view.values if view is not None else p.as_array().astype(FLOAT)
 
 
-class _Cell(NamedTuple):
-    """One LSTM layer at one step: its operand [r_{t-1} or h below; h_{t-1}], gates [i, f, o, g] after their
-    nonlinearities, c_{t-1} and tanh(c_t)."""
-    z: np.ndarray
-    act: np.ndarray
-    c_prev: np.ndarray
-    tanh_c: np.ndarray
+class _Layer(NamedTuple):
+    """One LSTM layer's values over the whole minibatch, a row per running sequence and step, the steps one after
+    the other (step t's rows: `starts[t]` on): its operand [r_{t-1} (layer 1) or h below; h_{t-1}], the gates
+    [i, f, o, g] after their nonlinearities, c_t, tanh(c_t) and h_t."""
+    z: np.ndarray               # (N, below + h)
+    act: np.ndarray             # (N, 4h)
+    c: np.ndarray               # (N, h)
+    tanh_c: np.ndarray          # (N, h)
+    h: np.ndarray               # (N, h)
 
 
 class _Step(NamedTuple):
-    """One step of the minibatch's running sequences (k rows)."""
-    cells: list[_Cell]
-    hidden: np.ndarray          # o'_t, the top layer's h: (k, h)
+    """The memory's part of one step of the minibatch's running sequences (k rows)."""
     actions: np.ndarray         # d_t, u_t per end, interleaved: (k, 2 ends)
     value: np.ndarray           # (k, ends m)
     popped: list                # per end, `pop`'s cache (none at the first step)
@@ -142,6 +152,15 @@ class _Memory(NamedTuple):
     read, (B, T ends, rows): the read after step t from end e at t ends + e."""
     values: np.ndarray
     weights: np.ndarray
+
+
+class _Forward(NamedTuple):
+    """What the backward pass needs of the forward one: each step's memory part (`keep`), the memory, each layer's
+    values, and where each step's rows start in them ((T + 1,): `starts[-1]` is the number of rows N)."""
+    steps: list[_Step]
+    memory: _Memory
+    layers: list[_Layer]
+    starts: np.ndarray
 
 
 class NeuralMemoryArrays:
@@ -164,20 +183,28 @@ class NeuralMemoryArrays:
 
     def _weights(self, rows: int) -> _Weights:
         """The weights, for steps of at most `rows` sequences."""
-        e, model = self.model.controller, self.model
+        e, model, h, ends = self.model.controller, self.model, self.h, self.ends
         layers = [[_array(p) for p in layer] for layer in e.lstm.get_parameters()]
         x = model.input_size()
         gates = [np.concatenate([wx.T[x:] if i == 0 else wx.T, wh.T]) for i, (wx, wh, _) in enumerate(layers)]
+        gate_scale = _halved(3 * h, 4 * h)                                               # i, f, o
+        shift = np.zeros(4 * h, FLOAT)
+        shift[h:2 * h] = FORGET_BIAS
+        table = (model.E if model.E is not None else model.onehot).as_array().astype(FLOAT)
+        x_in = np.ascontiguousarray(layers[0][0][:, :x])
+        biases = [b + shift for _, _, b in layers]
+        biases[0] = table @ x_in.T + biases[0]                                           # by input symbol
         signals = np.concatenate([_array(e.W_du).T, _array(e.W_v).T], axis=1)           # (h, 2 ends + ends m)
-        table = model.E if model.E is not None else model.onehot
+        signal_bias = np.concatenate([_array(e.b_du), _array(e.b_v)])
+        signal_bias[0:2 * ends:2] += self.push_offsets
+        signal_scale = _halved(2 * ends, len(signal_bias))                               # d_t, u_t
         return _Weights(
-            x_in=np.ascontiguousarray(layers[0][0][:, :x]), gates=[_Product(g, rows) for g in gates],
-            gates_back=[_Product(g.T, rows) for g in gates], bias=[b for _, _, b in layers],
-            signals=_Product(signals, rows), signals_back=_Product(signals.T, rows),
-            signal_bias=np.concatenate([_array(e.b_du), _array(e.b_v)]),
+            x_in=x_in, gates=[_Product(g * gate_scale, rows) for g in gates],
+            gates_back=[_Product(g.T, rows) for g in gates], gate_bias=[b * gate_scale for b in biases],
+            signals=_Product(signals * signal_scale, rows), signals_back=_Product(signals.T, rows),
+            signal_bias=signal_bias * signal_scale,
             output=_array(e.W_o), output_bias=_array(e.b_o), V=_array(model.V), c=_array(model.c),
-            h0=[_array(p) for p in e.h0] or [np.zeros(self.h, FLOAT)] * self.layers,
-            embedding=table.as_array().astype(FLOAT))
+            h0=[_array(p) for p in e.h0] or [np.zeros(self.h, FLOAT)] * self.layers, embedding=table)
 
     def gradient(self, batch: list[Example]) -> ArrayGradient:
         """Σ over the minibatch's sequences and scored steps of -log p(target), and its gradient (not divided by
@@ -185,9 +212,9 @@ class NeuralMemoryArrays:
         _, inputs, targets, mask, active = _longest_first(batch)
         ids = np.concatenate([inputs[t, :k] for t, k in enumerate(active)])      # (N,): the steps run, in order
         w = self._weights(len(batch))
-        steps, memory = self._forward(w, inputs, active, keep=True)
-        loss, g_hidden, readout = _readout(w, steps, targets, mask, active)
-        lstm, signals, h0, g_embedding = self._backward(w, steps, memory, g_hidden, ids)
+        forward = self._forward(w, inputs, active, keep=True)
+        loss, g_hidden, readout = _readout(w, forward.layers[-1].h, targets, mask, active)
+        lstm, signals, h0, g_embedding = self._backward(w, forward, g_hidden, ids)
         grads = [*lstm, *signals, *readout, *(h0 if self.model.controller.h0 else [])]
         lookups = []
         if self.model.E is not None:
@@ -200,8 +227,7 @@ class NeuralMemoryArrays:
         padded (0 past an example's end), in the order given."""
         order, inputs, _, _, active = _longest_first(examples)
         w = self._weights(len(examples))
-        steps, _ = self._forward(w, inputs, active, keep=False)
-        _, flat = _outputs(w, np.concatenate([s.hidden for s in steps]))        # (N, n_outputs)
+        _, flat = _outputs(w, self._forward(w, inputs, active, keep=False).layers[-1].h)   # (N, n_outputs)
         scores = np.zeros((len(w.c), *inputs.shape), FLOAT)
         start = 0
         for t, k in enumerate(active):
@@ -210,46 +236,45 @@ class NeuralMemoryArrays:
         return scores
 
     # ---- the forward pass --------------------------------------------------------------------------------------
-    def _forward(self, w: _Weights, inputs: np.ndarray, active: list[int], keep: bool
-                 ) -> tuple[list[_Step], _Memory]:
-        """Every step's values that the backward pass needs (`keep`; else only o'_t), and the memory's value
-        matrix and read weights (these None without `keep`)."""
+    def _forward(self, w: _Weights, inputs: np.ndarray, active: list[int], keep: bool) -> _Forward:
+        """Every step's values; the memory's parts that only the backward pass needs, only with `keep`."""
         T, B = inputs.shape
         h, m, ends = self.h, self.m, self.ends
+        starts = np.concatenate([[0], np.cumsum(active)])
+        layers = [_Layer(np.empty((starts[-1], below + h), FLOAT), np.empty((starts[-1], 4 * h), FLOAT),
+                         *(np.empty((starts[-1], h), FLOAT) for _ in range(3)))
+                  for below in [ends * m] + [h] * (self.layers - 1)]
         bottoms = sum(not top for top in self.push_at_top)
         base = T * bottoms                                          # the first top push's row
         values = np.zeros((B, T * len(self.push_at_top), m), FLOAT)
         history = np.zeros((B, T * ends, values.shape[1]), FLOAT) if keep else None
-        shift = np.zeros(4 * h, FLOAT)
-        shift[h:2 * h] = FORGET_BIAS
-        biases = [b + shift for b in w.bias]                        # DyNet's forget bias folded in
-        biases[0] = (w.embedding @ w.x_in.T + biases[0])[inputs]    # (T, B, 4h): layer 1's, by input symbol
-        signal_bias = w.signal_bias.copy()
-        signal_bias[0:2 * ends:2] += self.push_offsets              # the deque's bottom push offset folded in
+        symbol_bias = w.gate_bias[0][inputs]                        # (T, B, 4h): layer 1's, by input symbol
         hs = [np.broadcast_to(h0, (B, h)) for h0 in w.h0]
         cs = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
         read, strengths, steps = np.zeros((B, ends * m), FLOAT), None, []
         for t, k in enumerate(active):
+            rows = slice(starts[t], starts[t] + k)
             # the controller (DyNet's VanillaLSTMBuilder), layer by layer
-            cells, below = [], read[:k]
-            for layer in range(self.layers):
-                z = np.concatenate([below, hs[layer][:k]], axis=1)
-                act = w.gates[layer](z)
-                act += biases[0][t, :k] if layer == 0 else biases[layer]
-                _sigmoid(act[:, :3 * h])                                                # i, f, o
-                np.tanh(act[:, 3 * h:], out=act[:, 3 * h:])                             # g
-                c_prev = cs[layer][:k]
-                c = act[:, h:2 * h] * c_prev + act[:, :h] * act[:, 3 * h:]
-                tc = np.tanh(c)
-                below = act[:, 2 * h:3 * h] * tc
-                cells.append(_Cell(z, act, c_prev, tc))
+            below = read[:k]
+            for layer, x in enumerate(layers):
+                z = x.z[rows]
+                split = z.shape[1] - h
+                z[:, :split] = below
+                z[:, split:] = hs[layer][:k]
+                act = w.gates[layer](z, out=x.act[rows])
+                act += symbol_bias[t, :k] if layer == 0 else w.gate_bias[layer]
+                np.tanh(act, out=act)
+                _logistic_from_tanh(act[:, :3 * h])                                     # i, f, o; g is the tanh
+                c = np.multiply(act[:, h:2 * h], cs[layer][:k], out=x.c[rows])
+                c += act[:, :h] * act[:, 3 * h:]
+                below = np.multiply(act[:, 2 * h:3 * h], np.tanh(c, out=x.tanh_c[rows]), out=x.h[rows])
                 hs[layer], cs[layer] = below, c
             # the signals: d_t, u_t per end (interleaved), v_t
             p = w.signals(below)
-            p += signal_bias
+            p += w.signal_bias
+            np.tanh(p, out=p)
             actions, value = p[:, :2 * ends], p[:, 2 * ends:]                        # (k, 2 ends), (k, ends m)
-            _sigmoid(actions)
-            np.tanh(value, out=value)
+            _logistic_from_tanh(actions)
             push, pops = actions[:, 0::2], actions[:, 1::2]                          # (k, ends) each
             # the memory: pops (eq. 2, 4, 7-8), then pushes (eq. 1, 6, 9)
             middle, popped = (np.zeros((k, 0), FLOAT) if strengths is None else strengths[:k]), []
@@ -258,8 +283,8 @@ class NeuralMemoryArrays:
                     middle, cache = pop(middle, pops[:, e:e + 1], top)
                     popped.append(cache)
             lo, hi = base - bottoms * (t + 1), base + (len(self.push_at_top) - bottoms) * (t + 1)
-            rows = [hi - 1 if top else lo for top in self.push_at_top]
-            for e, row in enumerate(rows):
+            pushed = [hi - 1 if top else lo for top in self.push_at_top]
+            for e, row in enumerate(pushed):
                 values[:k, row] = value[:, e * m:(e + 1) * m]
             strengths = np.concatenate([push[:, e:e + 1] for e, top in enumerate(self.push_at_top) if not top]
                                        + [middle]
@@ -273,27 +298,29 @@ class NeuralMemoryArrays:
                 read = (weights @ values[:k, lo:hi]).reshape(k, ends * m)
                 if keep:
                     history[:k, t * ends:(t + 1) * ends, lo:hi] = weights
-            step = _Step(cells, below, actions, value, popped, strengths.shape[1], (lo, hi), rows, weights, reads)
-            steps.append(step if keep else step._replace(cells=[], popped=[], weights=None, reads=[]))
-        return steps, _Memory(values, history)
+            if keep:
+                steps.append(_Step(actions, value, popped, strengths.shape[1], (lo, hi), pushed, weights, reads))
+        return _Forward(steps, _Memory(values, history), layers, starts)
 
     # ---- the backward pass -------------------------------------------------------------------------------------
-    def _backward(self, w: _Weights, steps: list[_Step], memory: _Memory, g_hidden: list[np.ndarray],
-                  ids: np.ndarray):
+    def _backward(self, w: _Weights, forward: _Forward, g_hidden: np.ndarray, ids: np.ndarray):
         """The gradients of the LSTM's weights (per layer W_x, W_h, b), of the signals' (W_du, b_du, W_v, b_v), of
         h_0 (per layer), and of the embedding table (n_inputs, input), given those of every step's o'_t from the
-        output; `ids` are the input symbols of the steps run, in order."""
+        output, (N, h); `ids` are the input symbols of the steps run, in order."""
+        steps, memory, layers, starts = forward
         values, B, h, m, ends = memory.values, len(memory.values), self.h, self.m, self.ends
         gh = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
         gc = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
+        no_c = np.zeros((B, h), FLOAT)                          # c_{-1}
         g_read = np.zeros((B, ends * m), FLOAT)                 # of r_t, read after step t by step t + 1
         g_reads = np.zeros((B, memory.weights.shape[1], m), FLOAT)    # of every read r_t, the ends' in turn
         g_strengths = None                                      # of s_t (B, n_t), from step t + 1's pops
-        g_gates = [[None] * len(steps) for _ in range(self.layers)]
-        g_signals = [None] * len(steps)
+        g_gates = [np.empty_like(x.act) for x in layers]        # of the gates' pre-activations, (N, 4h) per layer
+        g_signals = np.empty((starts[-1], 2 * ends + ends * m), FLOAT)
         for t in range(len(steps) - 1, -1, -1):
             step = steps[t]
-            k, (lo, hi) = len(step.hidden), step.window
+            k, (lo, hi) = len(step.actions), step.window
+            rows = slice(starts[t], starts[t] + k)
             g_s = np.zeros((k, step.n), FLOAT) if g_strengths is None else g_strengths[:k]
             if step.weights is not None:                        # the read r_t (eq. 3, 5, 10-11)
                 g_r = g_read[:k].reshape(k, ends, m)
@@ -319,44 +346,51 @@ class NeuralMemoryArrays:
             g_value = (memory.weights[:k, since][:, :, step.rows].transpose(0, 2, 1) @ g_reads[:k, since]
                        ).reshape(k, ends * m)
             # the signals' pre-activations
-            g_p = np.empty((k, 2 * ends + ends * m), FLOAT)
+            g_p = g_signals[rows]
             g_p[:, :2 * ends] = g_actions * step.actions * (1 - step.actions)
             g_p[:, 2 * ends:] = g_value * (1 - step.value ** 2)
-            g_signals[t] = g_p
-            g_above = w.signals_back(g_p) + g_hidden[t]
+            g_above = w.signals_back(g_p)
+            g_above += g_hidden[rows]
             # the LSTM, top layer first
             for layer in range(self.layers - 1, -1, -1):
-                cell = step.cells[layer]
-                i, f, o, g = (cell.act[:, j * h:(j + 1) * h] for j in range(4))
+                x = layers[layer]
+                act, tanh_c = x.act[rows], x.tanh_c[rows]
+                i, f, o, g = (act[:, j * h:(j + 1) * h] for j in range(4))
+                c_prev = x.c[starts[t - 1]:starts[t - 1] + k] if t else no_c[:k]
                 g_h = g_above + gh[layer][:k]
-                g_c = g_h * o * (1 - cell.tanh_c ** 2) + gc[layer][:k]
-                g_a = np.empty((k, 4 * h), FLOAT)
-                g_a[:, :h] = g_c * g * i * (1 - i)
-                g_a[:, h:2 * h] = g_c * cell.c_prev * f * (1 - f)
-                g_a[:, 2 * h:3 * h] = g_h * cell.tanh_c * o * (1 - o)
-                g_a[:, 3 * h:] = g_c * i * (1 - g ** 2)
-                g_gates[layer][t] = g_a
-                gc[layer][:k] = g_c * f
+                g_c = tanh_c * tanh_c
+                np.subtract(1, g_c, out=g_c)
+                g_c *= o
+                g_c *= g_h
+                g_c += gc[layer][:k]
+                g_a = g_gates[layer][rows]
+                np.multiply(g_c, g, out=g_a[:, :h])
+                np.multiply(g_c, c_prev, out=g_a[:, h:2 * h])
+                np.multiply(g_h, tanh_c, out=g_a[:, 2 * h:3 * h])
+                np.multiply(g_c, i, out=g_a[:, 3 * h:])
+                slope = act * act                               # the nonlinearities' derivatives: σ - σ², 1 - tanh²
+                np.subtract(act[:, :3 * h], slope[:, :3 * h], out=slope[:, :3 * h])
+                np.subtract(1, slope[:, 3 * h:], out=slope[:, 3 * h:])
+                g_a *= slope
+                np.multiply(g_c, f, out=gc[layer][:k])
                 g_z = w.gates_back[layer](g_a)
-                below = g_z.shape[1] - h
-                g_above, gh[layer][:k] = g_z[:, :below], g_z[:, below:]
+                split = g_z.shape[1] - h
+                g_above, gh[layer][:k] = g_z[:, :split], g_z[:, split:]
             g_read[:k] = g_above                                 # layer 1's: of r_{t-1}
         # Each weight's gradient is computed transposed, (inputs, outputs) row-major: DyNet's column-major layout,
         # so that `PrecomputedLoss` adds it into DyNet's memory in order.
         lstm = []
-        for layer in range(self.layers):
-            g_a = np.concatenate(g_gates[layer])                                   # (N, 4h)
-            g_w = np.concatenate([s.cells[layer].z for s in steps]).T @ g_a       # (below + h, 4h)
-            below = len(g_w) - h
-            g_wx = np.concatenate([w.embedding[ids].T @ g_a, g_w[:below]]) if layer == 0 else g_w[:below]
-            lstm += [g_wx.T, g_w[below:].T, g_a.sum(axis=0)]
-        g_p = np.concatenate(g_signals)
-        g_ws = (np.concatenate([s.hidden for s in steps]).T @ g_p).T             # (2 ends + ends m, h)
-        g_bs = g_p.sum(axis=0)
+        for layer, (x, g_a) in enumerate(zip(layers, g_gates)):
+            g_w = x.z.T @ g_a                                                      # (below + h, 4h)
+            split = len(g_w) - h
+            g_wx = np.concatenate([w.embedding[ids].T @ g_a, g_w[:split]]) if layer == 0 else g_w[:split]
+            lstm += [g_wx.T, g_w[split:].T, g_a.sum(axis=0)]
+        g_ws = (layers[-1].h.T @ g_signals).T                                       # (2 ends + ends m, h)
+        g_bs = g_signals.sum(axis=0)
         signals = [g_ws[:2 * ends], g_bs[:2 * ends], g_ws[2 * ends:], g_bs[2 * ends:]]
         by_symbol = np.zeros((len(w.embedding), len(ids)), FLOAT)                  # one-hot, (n_inputs, N)
         by_symbol[ids, np.arange(len(ids))] = 1
-        g_embedding = by_symbol @ (np.concatenate(g_gates[0]) @ w.x_in)
+        g_embedding = by_symbol @ (g_gates[0] @ w.x_in)
         return lstm, signals, [g.sum(axis=0) for g in gh], g_embedding
 
 
@@ -375,10 +409,9 @@ def _outputs(w: _Weights, hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out, out @ w.V.T + w.c
 
 
-def _readout(w: _Weights, steps: list[_Step], targets: np.ndarray, mask: np.ndarray, active: list[int]):
-    """The loss Σ mask -log softmax(V tanh(W_o o'_t + b_o) + c)[target] over all steps at once; the gradient of
-    every step's o'_t, and those of W_o, b_o, V and c."""
-    hidden = np.concatenate([s.hidden for s in steps])                           # (N, h)
+def _readout(w: _Weights, hidden: np.ndarray, targets: np.ndarray, mask: np.ndarray, active: list[int]):
+    """The loss Σ mask -log softmax(V tanh(W_o o'_t + b_o) + c)[target] over all steps at once, given every step's
+    o'_t, (N, h); the gradient of every o'_t, (N, h), and those of W_o, b_o, V and c."""
     target = np.concatenate([targets[t, :k] for t, k in enumerate(active)])
     weight = np.concatenate([mask[t, :k] for t, k in enumerate(active)]).astype(FLOAT)
     out, scores = _outputs(w, hidden)
@@ -390,5 +423,5 @@ def _readout(w: _Weights, steps: list[_Step], targets: np.ndarray, mask: np.ndar
     g_scores = exp / total[:, None] * weight[:, None]
     g_scores[rows, target] -= weight
     g_pre = (g_scores @ w.V) * (1 - out ** 2)
-    g_hidden = np.split(g_pre @ w.output, np.cumsum(active)[:-1])
+    g_hidden = g_pre @ w.output
     return loss, g_hidden, [(hidden.T @ g_pre).T, g_pre.sum(axis=0), (out.T @ g_scores).T, g_scores.sum(axis=0)]
