@@ -110,7 +110,7 @@ def test_the_deque_bottom_push_starts_below_its_pop_and_b_du_keeps_its_initial_v
     assert np.all(top[0] > top[1]) and np.all(bottom[0] < bottom[1])       # top: a stack; bottom: pops more
     assert np.allclose(model.controller.b_du.as_array(), [0.0, -1.0] * 2)
     for name in ("neural-stack", "neural-queue"):
-        assert build(name, memory_size=4).controller.push_offsets == (0.0,)  # stack and queue unchanged
+        assert build(name, memory_size=4).controller.signal_offsets == (0.0, 0.0)  # stack and queue unchanged
 
 
 def test_a_fresh_deque_reads_at_the_bottom_the_values_pushed_at_the_top(rng):

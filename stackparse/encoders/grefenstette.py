@@ -69,6 +69,8 @@ class NeuralDequeConfig(NeuralMemoryConfig):
                                         "starts the bottom pushing less than it pops, which removes the dead start "
                                         "of the same biases at both ends (docs/deque.md); 0 = the paper's biases "
                                         "read literally, the same start at both ends")
+    bottom_pop_offset: float = setting(0.0, "deque: constant added to the bottom end's pop pre-activation (docs/"
+                                       "deque.md); 0 = the paper's pop bias at the bottom as at the top")
 
 
 class ControllerState(NamedTuple):
@@ -95,8 +97,9 @@ class _NeuralMemoryEncoder(Encoder):
         self.b_v = self.pc.add_parameters((ends * m,), init=0.0, name="bv")
         self.W_o = self.pc.add_parameters((h, h), name="Wo")
         self.b_o = self.pc.add_parameters((h,), init=0.0, name="bo")
-        # Per end, a constant added to the push's pre-activation: the deque's bottom end (module docstring).
-        self.push_offsets = (0.0, getattr(c, "bottom_push_offset", 0.0))[:ends]
+        # Constants added to the pre-activations of [push, pop] per end: the deque's bottom end (module docstring).
+        self.signal_offsets = (0.0, 0.0, getattr(c, "bottom_push_offset", 0.0), getattr(c, "bottom_pop_offset", 0.0)
+                               )[:2 * ends]
         # Last, so that the other parameters' initial values do not depend on the setting (DyNet draws in order).
         self.h0 = learned_h0(self.pc, h, c.layers) if c.learned_h0 else []
 
@@ -148,11 +151,12 @@ class _NeuralMemoryEncoder(Encoder):
         """
         m, ends = self.spec.memory_size, self.memory_class.ends
         pre = dy.affine_transform([self.b_du, self.W_du, controller])                        # (2 ends,)
+        if any(self.signal_offsets):
+            pre = pre + dy.inputVector(self.signal_offsets)
         actions = dy.logistic(pre)
         values = dy.tanh(dy.affine_transform([self.b_v, self.W_v, controller]))            # (ends m,)
-        return [Signals(dy.logistic(dy.pick(pre, 2 * e) + offset) if offset else dy.pick(actions, 2 * e),
-                        dy.pick(actions, 2 * e + 1), values if ends == 1 else dy.pick_range(values, e * m, (e + 1) * m))
-                for e, offset in enumerate(self.push_offsets)]
+        return [Signals(dy.pick(actions, 2 * e), dy.pick(actions, 2 * e + 1),
+                        values if ends == 1 else dy.pick_range(values, e * m, (e + 1) * m)) for e in range(ends)]
 
     @staticmethod
     def state_tensors(state: ControllerState) -> list[dy.Expression]:
@@ -210,6 +214,7 @@ class NeuralDequeEncoder(_NeuralMemoryEncoder):
     (2t,) x batch; `read()`, [r_top, r_bottom].
 """ + _ARGS + """      bottom_push_offset: added to the bottom push's pre-activation (default -2, which removes the dead
         start of the same biases at both ends; 0, the paper's biases read literally: docs/deque.md).
+      bottom_pop_offset: added to the bottom pop's pre-activation (default 0: docs/deque.md).
 """
     Config = NeuralDequeConfig
     memory_class = NeuralDeque

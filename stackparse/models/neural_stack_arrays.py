@@ -14,7 +14,7 @@ all steps, and every weight's gradient is one product over all steps' (input, gr
 
 It mirrors the DyNet model exactly (the tests compare loss and gradients): the controller of
 `stackparse.encoders.grefenstette` (DyNet's VanillaLSTMBuilder: gates i, f, o, g in that order, DyNet's forget bias
-of 1 added to f's pre-activation, then the signals, with the deque's bottom push offset), the memory's eq. 1-11, the
+of 1 added to f's pre-activation, then the signals, with the deque's bottom offsets), the memory's eq. 1-11, the
 softmax output V o_t + c, the loss Σ -log p(target) over the scored steps. Two things differ only in cost:
 - Sequences run longest first, a finished one dropping out (the running ones are a prefix of the rows): its padded
   steps, which DyNet computes and masks, change nothing before them.
@@ -79,7 +79,7 @@ class _Weights:
     gate_bias: list[np.ndarray] # per layer (4h,), DyNet's forget bias added; layer 1's per input symbol (n_inputs, 4h)
     signals: _Product           # o'_t -> the signals' pre-activations, [W_du; W_v] o'_t
     signals_back: _Product
-    signal_bias: np.ndarray     # the deque's bottom push offset added
+    signal_bias: np.ndarray     # the deque's bottom push and pop offsets added
     output: np.ndarray          # W_o (h, h)
     output_bias: np.ndarray
     V: np.ndarray               # (n_outputs, h)
@@ -172,7 +172,7 @@ class NeuralMemoryArrays:
         memory = encoder.memory_class
         self.ends, self.m, self.h = memory.ends, encoder.spec.memory_size, encoder.spec.hidden_dim
         self.read_from_top, self.push_at_top = memory.read_from_top, memory.push_at_top
-        self.push_offsets = np.array(encoder.push_offsets, dtype=FLOAT)
+        self.signal_offsets = np.array(encoder.signal_offsets, dtype=FLOAT)
         self.layers = encoder.spec.layers
 
     def parameters(self) -> list[dy.Parameters]:
@@ -196,7 +196,7 @@ class NeuralMemoryArrays:
         biases[0] = table @ x_in.T + biases[0]                                           # by input symbol
         signals = np.concatenate([_array(e.W_du).T, _array(e.W_v).T], axis=1)           # (h, 2 ends + ends m)
         signal_bias = np.concatenate([_array(e.b_du), _array(e.b_v)])
-        signal_bias[0:2 * ends:2] += self.push_offsets
+        signal_bias[:2 * ends] += self.signal_offsets
         signal_scale = _halved(2 * ends, len(signal_bias))                               # d_t, u_t
         return _Weights(
             x_in=x_in, gates=[_Product(g * gate_scale, rows) for g in gates],
