@@ -28,6 +28,13 @@ sigmoid(-2) = 0.12 < u^bot = 0.27), so the bottom read starts on the oldest valu
 front) and the gradient reaches both ends. With it the deque learns copy under the paper's recipe (BENCHMARKS.md);
 0 is the literal reading. A constant offset rather than a different initial b_d: b_du keeps its documented initial
 value tile([0, pop_bias]), and SGD, Adam and RMSProp make the same updates either way.
+
+The bottom pop's pre-activation gets `bottom_pop_offset` in the same way (default 0). The bottom pop above the
+bottom push is what lets the bottom read and pop reach the values pushed at the top (copy), and it is also what
+eats, through the input, the oldest of them, which reversal needs last. Below the push (e.g. -2) the bottom end
+starts as a quiet stack of its own and the deque learns reversal, but max(0, u - Σ) then has no slope towards the
+top's values until the pop outgrows the push, and copy is learnt far more slowly; no single offset measured gives
+both (docs/deque.md, BENCHMARKS.md).
 """
 from __future__ import annotations
 
