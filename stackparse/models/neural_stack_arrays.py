@@ -172,6 +172,7 @@ class NeuralMemoryArrays:
         memory = encoder.memory_class
         self.ends, self.m, self.h = memory.ends, encoder.spec.memory_size, encoder.spec.hidden_dim
         self.read_from_top, self.push_at_top = memory.read_from_top, memory.push_at_top
+        self.bottoms = sum(not top for top in self.push_at_top)       # ends pushing at the bottom
         self.signal_offsets = np.array(encoder.signal_offsets, dtype=FLOAT)
         self.layers = encoder.spec.layers
 
@@ -244,8 +245,7 @@ class NeuralMemoryArrays:
         layers = [_Layer(np.empty((starts[-1], below + h), FLOAT), np.empty((starts[-1], 4 * h), FLOAT),
                          *(np.empty((starts[-1], h), FLOAT) for _ in range(3)))
                   for below in [ends * m] + [h] * (self.layers - 1)]
-        bottoms = sum(not top for top in self.push_at_top)
-        base = T * bottoms                                          # the first top push's row
+        base = T * self.bottoms                                     # the first top push's row
         values = np.zeros((B, T * len(self.push_at_top), m), FLOAT)
         history = np.zeros((B, T * ends, values.shape[1]), FLOAT) if keep else None
         symbol_bias = w.gate_bias[0][inputs]                        # (T, B, 4h): layer 1's, by input symbol
@@ -282,7 +282,7 @@ class NeuralMemoryArrays:
                 for e, top in enumerate(self.read_from_top):
                     middle, cache = pop(middle, pops[:, e:e + 1], top)
                     popped.append(cache)
-            lo, hi = base - bottoms * (t + 1), base + (len(self.push_at_top) - bottoms) * (t + 1)
+            lo, hi = base - self.bottoms * (t + 1), base + (len(self.push_at_top) - self.bottoms) * (t + 1)
             pushed = [hi - 1 if top else lo for top in self.push_at_top]
             for e, row in enumerate(pushed):
                 values[:k, row] = value[:, e * m:(e + 1) * m]
@@ -333,8 +333,7 @@ class NeuralMemoryArrays:
             g_actions = np.zeros((k, 2 * ends), FLOAT)
             for e, top in enumerate(self.push_at_top):
                 g_actions[:, 2 * e] = g_s[:, -1] if top else g_s[:, 0]
-            bottoms = sum(not top for top in self.push_at_top)
-            g_middle = g_s[:, bottoms:step.n - (len(self.push_at_top) - bottoms)]
+            g_middle = g_s[:, self.bottoms:step.n - (len(self.push_at_top) - self.bottoms)]
             for e in reversed(range(len(step.popped))):
                 g_middle, g_u = pop_vjp(g_middle, step.popped[e], self.read_from_top[e])
                 g_actions[:, 2 * e + 1] = g_u[:, 0]
