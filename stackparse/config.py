@@ -32,12 +32,14 @@ class SettingError(UserError):
 
 
 def setting(default=_MISSING, help: str = "", *, min=None, max=None, min_open: bool = False,
-            max_open: bool = False, choices=None, default_factory=_MISSING):
+            max_open: bool = False, choices=None, default_factory=_MISSING, absent=_MISSING):
     """A dataclass field carrying its default (as for `dataclasses.field`), its help text (one line, the
     CLI's help for its option) and its bounds (`min`, `max`, strict with `min_open` / `max_open`;
-    `choices`: the allowed values of a closed set), in one place."""
+    `choices`: the allowed values of a closed set), in one place. `absent`: the value that settings saved
+    before the field existed were made with, where it is not the default (`from_dict`), so that a saved
+    model loads as it was trained when a new setting's default changes what it computes."""
     metadata = {"help": help, "min": min, "max": max, "min_open": min_open, "max_open": max_open,
-                "choices": tuple(choices) if choices is not None else None}
+                "choices": tuple(choices) if choices is not None else None, "absent": absent}
     return dataclasses.field(default=default, default_factory=default_factory, metadata=metadata)
 
 
@@ -72,13 +74,16 @@ def to_dict(config) -> dict:
 
 
 def from_dict(cls, data: dict):
-    """Rebuild the dataclass `cls` from `to_dict`'s output; unknown keys are an error."""
+    """Rebuild the dataclass `cls` from `to_dict`'s output, as saved (a field it lacks takes its `absent`
+    value where the field has one, else its default); unknown keys are an error."""
     hints = typing.get_type_hints(cls)
-    fields = {f.name for f in dataclasses.fields(cls)}
-    unknown = set(data) - fields
+    fields = dataclasses.fields(cls)
+    unknown = set(data) - {f.name for f in fields}
     if unknown:
         raise ValueError(f"{cls.__name__}: unknown settings {sorted(unknown)}")
-    return cls(**{name: _revive(hints[name], value) for name, value in data.items()})
+    older = {f.name: f.metadata["absent"] for f in fields
+             if f.name not in data and f.metadata.get("absent", _MISSING) is not _MISSING}
+    return cls(**older, **{name: _revive(hints[name], value) for name, value in data.items()})
 
 
 def _revive(hint, value):

@@ -103,11 +103,14 @@ def test_cli_trains_and_reports_coarse_and_fine_accuracy(tmp_path, name):
 
 
 # ---- issue 19: the deque's bottom end starts as a queue's front (docs/deque.md) --------------------
-def test_the_deque_bottom_push_starts_below_its_pop_and_b_du_keeps_its_initial_value(rng):
-    model = build("neural-deque", memory_size=4, bottom_push_offset=-2.0)
+def test_the_deque_bottom_end_starts_nearly_still_popping_a_little_more_than_it_pushes(rng):
+    """The default start (docs/deque.md): the top a stack as the paper starts it; the bottom pop above its push (the
+    gradient towards the queue's front: copy) by little (what it eats of the top's oldest values: reversal)."""
+    model = build("neural-deque", memory_size=4)
     state, _ = run(model, rng.integers(0, N_IN, size=(1, B)))
     (top, bottom) = [(s.push.npvalue(), s.pop.npvalue()) for s in state.signals]
     assert np.all(top[0] > top[1]) and np.all(bottom[0] < bottom[1])       # top: a stack; bottom: pops more
+    assert np.all(bottom[1] - bottom[0] < 0.05) and np.all(bottom[1] < 0.1)
     assert np.allclose(model.controller.b_du.as_array(), [0.0, -1.0] * 2)
     for name in ("neural-stack", "neural-queue"):
         assert build(name, memory_size=4).controller.signal_offsets == (0.0, 0.0)  # stack and queue unchanged
@@ -117,7 +120,7 @@ def test_a_fresh_deque_reads_at_the_bottom_the_values_pushed_at_the_top(rng):
     """The cause of issue 19: with both ends pushing 0.5 and popping 0.27, each read saw only its own end's
     pushes (weight 0 on the other end's rows, and gradient 0 through max(0, 1 - sum)), so copy was unlearnable."""
     from stackparse.memories.grefenstette import read_weights
-    model, steps = build("neural-deque", memory_size=4, bottom_push_offset=-2.0), 10
+    model, steps = build("neural-deque", memory_size=4), 10
     state, _ = run(model, rng.integers(0, N_IN, size=(steps, B)))
     weights = read_weights(state.memory.strengths, from_top=False).npvalue()   # (2 steps, B), bottom rows first
     assert weights[steps:].sum(0).min() > 0.5                                   # rows pushed at the top
@@ -127,7 +130,7 @@ def test_the_deque_model_loss_matches_finite_differences_on_a_saturated_controll
     """Issue 19 (4): the whole model's loss w.r.t. both ends' push/pop and value weights, with the controller's
     weights scaled up so that most signals are near 0 or 1 (a trained-like controller)."""
     from stackparse.sequences import masked_nll
-    model = build("neural-deque", memory_size=4, embedding=5, bottom_push_offset=-2.0)
+    model = build("neural-deque", memory_size=4, embedding=5)
     c = model.controller
     for p in (c.W_du, c.W_v, c.b_du):
         p.set_value(p.as_array() * 8)
@@ -194,3 +197,15 @@ def test_the_deep_lstm_reading_the_input_at_every_layer_has_appendix_ds_paramete
         every = recurrent_weights(hidden=hidden, layers=layers, input_every_layer=True)
         assert float(f"{every:.2g}") == published
         assert recurrent_weights(hidden=hidden, layers=layers) < every
+
+
+def test_a_deque_saved_before_a_bottom_offset_existed_loads_with_the_offset_it_was_trained_with():
+    """A saved model's settings lacking `bottom_push_offset` or `bottom_pop_offset` were made without it (0), not
+    with today's default: the run loads as it was trained (`setting(absent=...)`); fresh settings take the default."""
+    from stackparse.experiments.sequence import SequenceSettings
+    fresh = SequenceSettings("copy", "neural-deque").model_config
+    assert (fresh.bottom_push_offset, fresh.bottom_pop_offset) == (-4.0, -2.5)
+    older = SequenceSettings("copy", "neural-deque", {"memory_size": 8, "bottom_push_offset": -2.0}).model_config
+    assert (older.memory_size, older.bottom_push_offset, older.bottom_pop_offset) == (8, -2.0, 0.0)
+    oldest = SequenceSettings("copy", "neural-deque", {"memory_size": 8}).model_config
+    assert (oldest.bottom_push_offset, oldest.bottom_pop_offset, oldest.pop_bias) == (0.0, 0.0, -1.0)

@@ -16,25 +16,27 @@ memory at all; the push bias at 0. h_0 is zero, or with `learned_h0` a learned v
 h_0, §3.4); the LSTM's initial cell is zero either way, as are r_0, V_0 and s_0. Before any input the output is the
 zero vector (o_t is defined from the first input on).
 
-The deque's bottom push's pre-activation is b_d^bot + W_d^bot o'_t + `bottom_push_offset` (docs/deque.md). The
-paper gives the deque's initialisation only as Appendix B's "likewise": start the pop biases at -1 so that the
-controller over-uses the memory and the gradient reaches the values it holds. Read literally, the same biases at
-both ends (d = 0.5 > u = 0.27), that intent fails for the deque: each end holds more than 1 of its own strength
-after three steps, each read then sees only its own end's last pushes, and the read's max(0, 1 - sum) has gradient
-exactly 0 for every row behind them, so no gradient ever reaches the other end's values and the deque is two
-stacks (it learnt nothing in any run: BENCHMARKS.md, issue 19). The default, -2, is our reading of the intent:
-the top end starts as the stack (d 0.5, u 0.27), the bottom end starts pushing less than it pops (d^bot near
-sigmoid(-2) = 0.12 < u^bot = 0.27), so the bottom read starts on the oldest values pushed at the top (a queue's
-front) and the gradient reaches both ends. With it the deque learns copy under the paper's recipe (BENCHMARKS.md);
-0 is the literal reading. A constant offset rather than a different initial b_d: b_du keeps its documented initial
-value tile([0, pop_bias]), and SGD, Adam and RMSProp make the same updates either way.
-
-The bottom pop's pre-activation gets `bottom_pop_offset` in the same way (default 0). The bottom pop above the
-bottom push is what lets the bottom read and pop reach the values pushed at the top (copy), and it is also what
-eats, through the input, the oldest of them, which reversal needs last. Below the push (e.g. -2) the bottom end
-starts as a quiet stack of its own and the deque learns reversal, but max(0, u - Σ) then has no slope towards the
-top's values until the pop outgrows the push, and copy is learnt far more slowly; no single offset measured gives
-both (docs/deque.md, BENCHMARKS.md).
+The deque's bottom push and pop get constant offsets on their pre-activations: b_d^bot + W_d^bot o'_t +
+`bottom_push_offset` and b_u^bot + W_u^bot o'_t + `bottom_pop_offset` (docs/deque.md). The paper gives the
+deque's initialisation only as Appendix B's "likewise": start the pop biases at -1 so that the controller
+over-uses the memory and the gradient reaches the values it holds. Read literally, the same biases at both ends
+(d = 0.5 > u = 0.27), that intent fails for the deque: each end holds more than 1 of its own strength after three
+steps, each read then sees only its own end's last pushes, and the read's max(0, 1 - sum) has gradient exactly 0
+for every row behind them, so no gradient ever reaches the other end's values and the deque is two stacks (it
+learnt nothing in any run: BENCHMARKS.md, issue 19). Our reading of the intent keeps the top end as the paper
+starts it (a stack: d 0.5, u 0.27) and starts the bottom end nearly still, its pop a little above its push:
+- the pop above the push is what lets the bottom read and pop reach the values pushed at the top with a gradient
+  (the bottom's own pushes are popped at once, so its read starts on the oldest top value, a queue's front, and
+  max(0, u - sum) has a slope there): copy. At or below the push, the relu sits at or below its kink and copy has
+  no gradient until the pop outgrows the push;
+- the excess is eaten, each step, from the oldest values pushed at the top, which reversal needs last: it must be
+  small. The defaults, -4 and -2.5 (d^bot = sigmoid(-4) = 0.018, u^bot = sigmoid(-3.5) = 0.029), eat about 0.01 a
+  step; the first reading, -2 and 0 (d^bot 0.12, u^bot 0.27), ate 0.15 a step and the deque did not learn
+  reversal. The measured start of each pair is in docs/deque.md and BENCHMARKS.md. 0 and 0 are the paper's
+  biases read literally.
+Constant offsets rather than different initial biases: b_du keeps its documented initial value tile([0,
+pop_bias]), and SGD, Adam and RMSProp make the same updates either way (a bias's gradient does not depend on where
+it starts).
 """
 from __future__ import annotations
 
@@ -72,12 +74,14 @@ class NeuralMemoryConfig(EncoderConfig):
 
 @dataclass(frozen=True)
 class NeuralDequeConfig(NeuralMemoryConfig):
-    bottom_push_offset: float = setting(-2.0, "deque: constant added to the bottom end's push pre-activation; -2 "
-                                        "starts the bottom pushing less than it pops, which removes the dead start "
-                                        "of the same biases at both ends (docs/deque.md); 0 = the paper's biases "
-                                        "read literally, the same start at both ends")
-    bottom_pop_offset: float = setting(0.0, "deque: constant added to the bottom end's pop pre-activation (docs/"
-                                       "deque.md); 0 = the paper's pop bias at the bottom as at the top")
+    bottom_push_offset: float = setting(-4.0, "deque: constant added to the bottom end's push pre-activation; with "
+                                        "bottom_pop_offset, starts the bottom end nearly still, popping a little "
+                                        "more than it pushes: its read on the queue's front, little of the top's "
+                                        "values eaten (docs/deque.md); 0 and 0 = the paper's biases read "
+                                        "literally, the same start at both ends", absent=0.0)
+    bottom_pop_offset: float = setting(-2.5, "deque: constant added to the bottom end's pop pre-activation (see "
+                                       "bottom_push_offset; docs/deque.md); 0 = the paper's pop bias at the "
+                                       "bottom as at the top", absent=0.0)
 
 
 class ControllerState(NamedTuple):
@@ -219,9 +223,9 @@ class NeuralDequeEncoder(_NeuralMemoryEncoder):
 
     `state.memory` is a `NeuralDeque`: `values`, (m, 2t) x batch, the bottom end first; `strengths`,
     (2t,) x batch; `read()`, [r_top, r_bottom].
-""" + _ARGS + """      bottom_push_offset: added to the bottom push's pre-activation (default -2, which removes the dead
-        start of the same biases at both ends; 0, the paper's biases read literally: docs/deque.md).
-      bottom_pop_offset: added to the bottom pop's pre-activation (default 0: docs/deque.md).
+""" + _ARGS + """      bottom_push_offset, bottom_pop_offset: added to the bottom push's and pop's pre-activations (defaults
+        -4 and -2.5: the bottom end starts nearly still, popping a little more than it pushes; 0 and 0, the
+        paper's biases read literally: the module docstring, docs/deque.md).
 """
     Config = NeuralDequeConfig
     memory_class = NeuralDeque

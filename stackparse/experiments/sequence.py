@@ -27,11 +27,14 @@ from stackparse.training.trainer import TrainConfig
 
 class ModelSettings:
     """A settings mixin: `model_config` becomes model `model`'s settings (its defaults if None; a dict, as
-    read from JSON, is read into it), and `validate` validates each nested settings, in field order."""
+    read from JSON, is read into it as saved: `from_dict`), and `validate` validates each nested settings, in
+    field order."""
 
     def __post_init__(self):
         cls, config = get_model_class(self.model).Config, self.model_config
-        object.__setattr__(self, "model_config", config if isinstance(config, cls) else from_dict(cls, config or {}))
+        if not isinstance(config, cls):
+            config = cls() if config is None else from_dict(cls, config)
+        object.__setattr__(self, "model_config", config)
 
     def validate(self) -> None:
         for part in (getattr(self, f.name) for f in dataclasses.fields(self)):
