@@ -154,15 +154,30 @@ def _fixed(data):
     return data
 
 
-def write_run_config(path: Path | str, data: dict, resume: bool) -> None:
-    """Write a run's settings; when resuming, insist they are the ones the run was started with (but for
-    RESUME_MAY_CHANGE)."""
-    path = Path(path)
+def write_run_config(path: Path | str, settings, resume: bool) -> None:
+    """Write a run's settings (a settings dataclass); when resuming, insist they are the ones the run was started
+    with (but for RESUME_MAY_CHANGE). The saved settings are read back through their class first, so a setting
+    added since the run started counts as the value the run was trained with (its `absent`), not as a change."""
+    path, data = Path(path), to_dict(settings)
     if resume and path.is_file():
-        with open(path, encoding="utf-8") as f:
-            saved = _fixed(json.load(f))
-        new = _fixed(json.loads(json.dumps(data)))
+        try:
+            saved = to_dict(load_config(path, type(settings)))
+        except (ValueError, TypeError) as e:
+            raise UserError(f"{path}: cannot resume, the saved settings do not load ({e})") from e
+        saved, new = (_fixed(json.loads(json.dumps(d))) for d in (saved, data))
         if saved != new:
-            changed = sorted(k for k in set(saved) | set(new) if saved.get(k) != new.get(k))
-            raise UserError(f"{path}: --resume with settings other than the run's own (differ: {', '.join(changed)})")
+            raise UserError(f"{path}: --resume with settings other than the run's own (differ: "
+                            f"{', '.join(_differences(saved, new))})")
     write_json(path, data)
+
+
+def _differences(a: dict, b: dict, prefix: str = "") -> list[str]:
+    """The dotted names of the settings whose values differ between `a` and `b` (nested dicts compared inside)."""
+    names = []
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, dict) and isinstance(y, dict):
+            names += _differences(x, y, f"{prefix}{key}.")
+        elif x != y:
+            names.append(f"{prefix}{key}")
+    return names

@@ -162,7 +162,7 @@ def test_missing_or_corrupt_model_directory(tmp_path):
 
 def test_resume_refuses_other_settings(tmp_path):
     run("train", "anbn", "--model", "rnn", "--out", tmp_path, *TINY_TASK)
-    assert "--resume with settings other than the run's own (differ: model_config)" in run(
+    assert "--resume with settings other than the run's own (differ: model_config.hidden)" in run(
         "train", "anbn", "--model", "rnn", "--out", tmp_path, "--resume", *TINY_TASK[:-3], "--hidden", "5",
         "--quiet", ok=False)
     assert "% of n" in run("train", "anbn", "--model", "rnn", "--out", tmp_path, "--resume", *TINY_TASK)
@@ -182,19 +182,39 @@ def test_a_run_stopped_by_its_time_budget_goes_on_when_resumed_with_a_larger_one
     assert json.loads((tmp_path / "config.json").read_text())["train"]["max_minutes"] == 10
 
 
-def test_a_run_saved_before_the_mirror_existed_resumes_with_it(tmp_path):
-    # The gradient's path changes the speed, not the run: a config without `mirror` (written before the
-    # setting existed) or with the other path resumes; any other difference is still refused.
+def test_a_run_saved_before_a_setting_existed_resumes(tmp_path):
+    # A config written before `mirror` existed, or with the other gradient path, resumes (the path changes the
+    # speed, not the run); so does one written before `offset` existed, whose value it was trained with is the
+    # setting's `absent`. Any other difference is still refused.
     import json
-    from stackparse.config import write_run_config
+    from dataclasses import dataclass
+    from stackparse.config import setting, write_run_config
     from stackparse.errors import UserError
-    saved = {"train": {"max_minutes": 40.0, "lr": 0.001}, "data": {"grad": "tbptt"}}
-    (tmp_path / "config.json").write_text(json.dumps(saved))
-    write_run_config(tmp_path / "config.json", {"train": {"max_minutes": 120.0, "lr": 0.001},
-                                                 "data": {"grad": "tbptt", "mirror": True}}, resume=True)
-    with pytest.raises(UserError, match="differ: data"):
-        write_run_config(tmp_path / "config.json", {"train": {"max_minutes": 120.0, "lr": 0.001},
-                                                     "data": {"grad": "bptt", "mirror": False}}, resume=True)
+
+    @dataclass(frozen=True)
+    class Data:
+        grad: str = "tbptt"
+        mirror: bool = True
+        offset: float = setting(-4.0, "added since", absent=0.0)
+
+    @dataclass(frozen=True)
+    class Settings:
+        lr: float = 0.001
+        max_minutes: float = 120.0
+        data: Data = Data()
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"lr": 0.001, "max_minutes": 40.0, "data": {"grad": "tbptt"}}))
+    write_run_config(config, Settings(data=Data(offset=0.0)), resume=True)
+    assert json.loads(config.read_text())["data"] == {"grad": "tbptt", "mirror": True, "offset": 0.0}
+    config.write_text(json.dumps({"lr": 0.001, "max_minutes": 40.0, "data": {"grad": "tbptt"}}))
+    with pytest.raises(UserError, match=r"differ: data\.offset\)"):
+        write_run_config(config, Settings(), resume=True)          # the default offset is not the run's
+    with pytest.raises(UserError, match=r"differ: data\.grad\)"):
+        write_run_config(config, Settings(data=Data(grad="bptt", mirror=False, offset=0.0)), resume=True)
+    config.write_text(json.dumps({"lr": 0.001, "retired": 1}))
+    with pytest.raises(UserError, match="cannot resume, the saved settings do not load"):
+        write_run_config(config, Settings(), resume=True)
 
 
 def test_reading_no_tag_needs_training_without_gold_tags(tmp_path):

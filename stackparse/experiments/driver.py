@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Protocol
 
-from stackparse.config import to_dict, write_json, write_run_config
+from stackparse.config import write_json, write_run_config
 from stackparse.errors import UserError
 from stackparse.training.trainer import Objective, TrainConfig, Trainer
 
@@ -69,7 +69,7 @@ def run(experiment: Experiment, out: Path | str, resume: bool = False, progress:
                             f"or give another --out")
         _erase_run(out)
     out.mkdir(parents=True, exist_ok=True)
-    write_run_config(out / "config.json", to_dict(experiment.settings), resume)
+    write_run_config(out / "config.json", experiment.settings, resume)
     start = time.perf_counter()
     trainer = Trainer(experiment.train_config, experiment.build, progress, hooks=getattr(experiment, "hooks", None))
     result = trainer.fit(out, resume)
