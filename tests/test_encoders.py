@@ -194,9 +194,9 @@ def test_defaults_are_the_documented_ones():
     assert vars(stackparse.StackRNNEncoder(pc, 3, 5).spec) == dict(
         input_dim=3, hidden_dim=5, k=2, no_op=False, recurrent=True, stacks=10)
     assert stackparse.ListRNNEncoder(pc, 3, 5).spec.lists == 5
-    assert vars(stackparse.NeuralDequeEncoder(pc, 3, 5).spec) == dict(      # bottom_push_offset: issue 19
-        input_dim=3, hidden_dim=5, memory_size=5, layers=1, pop_bias=-1.0, bottom_push_offset=-4.0,
-        bottom_pop_offset=-2.5, learned_h0=False)
+    assert vars(stackparse.NeuralDequeEncoder(pc, 3, 5).spec) == dict(      # the offsets: issue 19
+        input_dim=3, hidden_dim=5, memory_size=5, layers=1, pop_bias=-1.0, top_pop_offset=-2.0,
+        bottom_push_offset=-4.0, bottom_pop_offset=0.0, learned_h0=False)
     assert stackparse.StackLSTMEncoder(pc, 3, 5).spec.layers == 1
     assert vars(stackparse.NSPDAEncoder(pc, 3, 5).spec) == dict(
         input_dim=3, hidden_dim=5, order=3, pairing="read-input", action_quantizer="paper", bottom=True,

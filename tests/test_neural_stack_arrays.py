@@ -71,7 +71,8 @@ def batch_of(rng, lengths=(5, 2, 7, 4)):
     ("neural-stack", {"layers": 2, "learned_h0": False}),
     ("neural-deque", {"layers": 2, "embedding": 0}),
     ("neural-deque", {"bottom_push_offset": 0.0, "pop_bias": -1.0}),
-    ("neural-deque", {"bottom_push_offset": -2.0, "bottom_pop_offset": 0.0})])
+    ("neural-deque", {"bottom_push_offset": -2.0, "bottom_pop_offset": 0.0}),
+    ("neural-deque", {"top_pop_offset": 0.0, "bottom_pop_offset": -2.5})])
 def test_loss_and_every_gradient_are_dynets(rng, name, settings):
     model, pc = model_of(name, rng, **settings)
     batch = batch_of(rng)

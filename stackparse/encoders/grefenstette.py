@@ -16,24 +16,28 @@ memory at all; the push bias at 0. h_0 is zero, or with `learned_h0` a learned v
 h_0, §3.4); the LSTM's initial cell is zero either way, as are r_0, V_0 and s_0. Before any input the output is the
 zero vector (o_t is defined from the first input on).
 
-The deque's bottom push and pop get constant offsets on their pre-activations: b_d^bot + W_d^bot o'_t +
-`bottom_push_offset` and b_u^bot + W_u^bot o'_t + `bottom_pop_offset` (docs/deque.md). The paper gives the
-deque's initialisation only as Appendix B's "likewise": start the pop biases at -1 so that the controller
+The deque's top pop, bottom push and bottom pop get constant offsets on their pre-activations: b_u^top + W_u^top
+o'_t + `top_pop_offset`, and likewise `bottom_push_offset` and `bottom_pop_offset` (docs/deque.md). The paper gives
+the deque's initialisation only as Appendix B's "likewise": start the pop biases at -1 so that the controller
 over-uses the memory and the gradient reaches the values it holds. Read literally, the same biases at both ends
 (d = 0.5 > u = 0.27), that intent fails for the deque: each end holds more than 1 of its own strength after three
 steps, each read then sees only its own end's last pushes, and the read's max(0, 1 - sum) has gradient exactly 0
 for every row behind them, so no gradient ever reaches the other end's values and the deque is two stacks (it
-learnt nothing in any run: BENCHMARKS.md, issue 19). Our reading of the intent keeps the top end as the paper
-starts it (a stack: d 0.5, u 0.27) and starts the bottom end nearly still, its pop a little above its push:
-- the pop above the push is what lets the bottom read and pop reach the values pushed at the top with a gradient
-  (the bottom's own pushes are popped at once, so its read starts on the oldest top value, a queue's front, and
-  max(0, u - sum) has a slope there): copy. At or below the push, the relu sits at or below its kink and copy has
-  no gradient until the pop outgrows the push;
-- the excess is eaten, each step, from the oldest values pushed at the top, which reversal needs last: it must be
-  small. The defaults, -4 and -2.5 (d^bot = sigmoid(-4) = 0.018, u^bot = sigmoid(-3.5) = 0.029), eat about 0.01 a
-  step; the first reading, -2 and 0 (d^bot 0.12, u^bot 0.27), ate 0.15 a step and the deque did not learn
-  reversal. The measured start of each pair is in docs/deque.md and BENCHMARKS.md. 0 and 0 are the paper's
-  biases read literally.
+learnt nothing in any run: BENCHMARKS.md, issue 19). Our reading keeps one of the paper's own starts, the queue's
+(push 0.5 at the top, pop 0.27 at the bottom: the offsets 0 on those two), and nearly shuts the other two
+signals (top pop sigmoid(-3) = 0.05, bottom push sigmoid(-4) = 0.02):
+- the bottom pop above the bottom push is what lets the bottom read and pop reach the values pushed at the top
+  with a gradient (its own pushes are popped at once, so its read starts on the oldest top value, a queue's
+  front, and max(0, u - sum) has a slope there). At or below the push, the relu sits at or below its kink and
+  nothing reaches the other end until the pop outgrows the push;
+- a top pop at the paper's 0.27 starts the top end as a stack, a path the controller takes instead of the
+  queue's front on the tasks a queue solves (gender, SVO to SOV): nearly shut, it leaves the top read on the
+  last value pushed and the strength where the bottom read finds it.
+The price, measured: the bottom pop eats the oldest values during the input, which reversal needs last, and
+reversal was not learnt in the runs measured; the stack-like start (top pop 0, bottom offsets -4 and -2.5: the
+bottom end nearly still, popping a little more than it pushes) learns copy and reversal (by length) but not the
+queue's tasks. No start measured learns all four: docs/deque.md and BENCHMARKS.md give each start's runs. 0, 0 and 0
+are the paper's biases read literally.
 Constant offsets rather than different initial biases: b_du keeps its documented initial value tile([0,
 pop_bias]), and SGD, Adam and RMSProp make the same updates either way (a bias's gradient does not depend on where
 it starts).
@@ -74,14 +78,16 @@ class NeuralMemoryConfig(EncoderConfig):
 
 @dataclass(frozen=True)
 class NeuralDequeConfig(NeuralMemoryConfig):
-    bottom_push_offset: float = setting(-4.0, "deque: constant added to the bottom end's push pre-activation; with "
-                                        "bottom_pop_offset, starts the bottom end nearly still, popping a little "
-                                        "more than it pushes: its read on the queue's front, little of the top's "
-                                        "values eaten (docs/deque.md); 0 and 0 = the paper's biases read "
+    top_pop_offset: float = setting(-2.0, "deque: constant added to the top end's pop pre-activation; with the "
+                                    "bottom offsets, starts the deque as the paper's queue, pushing 0.5 at the "
+                                    "top and popping 0.27 at the bottom, its other two signals nearly shut "
+                                    "(docs/deque.md); 0 = the paper's pop bias at the top", absent=0.0)
+    bottom_push_offset: float = setting(-4.0, "deque: constant added to the bottom end's push pre-activation (see "
+                                        "top_pop_offset); 0 with the other two 0 = the paper's biases read "
                                         "literally, the same start at both ends", absent=0.0)
-    bottom_pop_offset: float = setting(-2.5, "deque: constant added to the bottom end's pop pre-activation (see "
-                                       "bottom_push_offset; docs/deque.md); 0 = the paper's pop bias at the "
-                                       "bottom as at the top", absent=0.0)
+    bottom_pop_offset: float = setting(0.0, "deque: constant added to the bottom end's pop pre-activation (see "
+                                       "top_pop_offset); 0 = the paper's pop bias; -2.5 with "
+                                       "top_pop_offset 0 = the stack-like start (docs/deque.md)", absent=0.0)
 
 
 class ControllerState(NamedTuple):
@@ -108,9 +114,9 @@ class _NeuralMemoryEncoder(Encoder):
         self.b_v = self.pc.add_parameters((ends * m,), init=0.0, name="bv")
         self.W_o = self.pc.add_parameters((h, h), name="Wo")
         self.b_o = self.pc.add_parameters((h,), init=0.0, name="bo")
-        # Constants added to the pre-activations of [push, pop] per end: the deque's bottom end (module docstring).
-        self.signal_offsets = (0.0, 0.0, getattr(c, "bottom_push_offset", 0.0), getattr(c, "bottom_pop_offset", 0.0)
-                               )[:2 * ends]
+        # Constants added to the pre-activations of [push, pop] per end: the deque's start (module docstring).
+        self.signal_offsets = (0.0, getattr(c, "top_pop_offset", 0.0), getattr(c, "bottom_push_offset", 0.0),
+                               getattr(c, "bottom_pop_offset", 0.0))[:2 * ends]
         # Last, so that the other parameters' initial values do not depend on the setting (DyNet draws in order).
         self.h0 = learned_h0(self.pc, h, c.layers) if c.learned_h0 else []
 
@@ -223,9 +229,10 @@ class NeuralDequeEncoder(_NeuralMemoryEncoder):
 
     `state.memory` is a `NeuralDeque`: `values`, (m, 2t) x batch, the bottom end first; `strengths`,
     (2t,) x batch; `read()`, [r_top, r_bottom].
-""" + _ARGS + """      bottom_push_offset, bottom_pop_offset: added to the bottom push's and pop's pre-activations (defaults
-        -4 and -2.5: the bottom end starts nearly still, popping a little more than it pushes; 0 and 0, the
-        paper's biases read literally: the module docstring, docs/deque.md).
+""" + _ARGS + """      top_pop_offset, bottom_push_offset, bottom_pop_offset: added to the top pop's, bottom push's and bottom
+        pop's pre-activations (defaults -2, -4 and 0: the deque starts as the paper's queue, its top pop and
+        bottom push nearly shut; 0, 0 and 0, the paper's biases read literally: the module docstring,
+        docs/deque.md).
 """
     Config = NeuralDequeConfig
     memory_class = NeuralDeque
