@@ -1,6 +1,7 @@
 """The transduction benchmark: the suite against the paper's Table 3, reports with more than one
 metric (coarse and fine, test and training lengths) from the same runs, the grid of learning rates and the paper's
 selection rule (the run of lowest training perplexity), and the profiles."""
+import dataclasses
 import json
 
 import pytest
@@ -69,8 +70,8 @@ def test_the_run_kept_is_the_one_of_lowest_training_loss_over_the_grid_and_the_s
 
 def test_the_grid_expands_into_a_job_per_point_and_a_profile_may_change_it():
     suite = suites.get_suite("transduction")
-    full = suite.jobs(1, "full")
-    assert len(full) == 5 * 7 * 5 and {j.point["lr"] for j in full} == {5e-3, 1e-3, 5e-4, 1e-4, 5e-5}
+    full = suite.jobs(1, "full")     # 5 tasks, 7 columns (the deque's at its 2 starts), 5 rates
+    assert len(full) == 5 * 8 * 5 and {j.point["lr"] for j in full} == {5e-3, 1e-3, 5e-4, 1e-4, 5e-5}
     assert len({j.key for j in full}) == len(full)
     job = next(j for j in full if j.label == "deep-lstm-8" and j.point == {"lr": 5e-5})
     settings = job_settings(job)
@@ -78,7 +79,21 @@ def test_the_grid_expands_into_a_job_per_point_and_a_profile_may_change_it():
     assert settings.train.max_minutes == 10.0
     both = suite.jobs(1, "full-512")
     assert len(both) == 2 * len(full) and job_settings(both[-1]).model_config.hidden == 512
-    assert all(j.point == {} for j in suite.jobs(1, "quick")) and len(suite.jobs(1, "quick")) == 35
+    quick = suite.jobs(1, "quick")
+    assert all(j.point == {} for j in quick if j.label != "neural-deque") and len(quick) == 40
+
+
+def test_the_deque_runs_at_both_starts_and_the_selection_keeps_one():
+    suite = suites.get_suite("transduction")
+    deque = [j for j in suite.jobs(1, "quick") if j.task == "copy" and j.label == "neural-deque"]
+    starts = [(m.top_pop_offset, m.bottom_push_offset, m.bottom_pop_offset)
+              for m in (job_settings(j).model_config for j in deque)]
+    assert starts == [(-2.0, -4.0, 0.0), (0.0, -4.0, -2.5)] and len({j.key for j in deque}) == 2
+    results = [{"job": dataclasses.asdict(j), "metrics": {"coarse_accuracy": accuracy,
+                                                          "validation": {"train_loss": loss}}}
+               for j, loss, accuracy in zip(deque, (0.3, 0.1), (0.2, 1.0))]
+    cell = aggregate(suite, results)["copy"]["neural-deque"]
+    assert cell["selected"] == 1.0 and cell["run"] == "top_pop_offset 0.0, bottom_pop_offset -2.5, seed 1"
 
 
 def test_the_today_profile_is_the_earlier_recipe_on_the_same_tasks_and_models():

@@ -191,6 +191,9 @@ def _selection(suite: Suite, profile: str) -> str:
         return ""
     grid = suite.grid_of(profile) if profile in suite.profiles else suite.grid
     points = "; ".join(f"{name} {', '.join(map(str, values))}" for name, values in grid.items()) or "one point"
+    points += "".join(f"; {c.label} also at " + " and at ".join(
+        ", ".join(f"{k} {v}" for k, v in own.items()) or "its defaults" for own in c.points)
+        for c in suite.columns if len(c.points) > 1)
     return (f"; runs: each model at every point of the grid ({points}) and every seed; selection: per task and "
             f"model, the run of lowest {suite.select} is ours, with its point and seed, and Δ is its difference from "
             f"the paper; over several seeds, the mean ± std (best) of each seed's run of lowest {suite.select} "

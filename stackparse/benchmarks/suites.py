@@ -44,6 +44,9 @@ class Column:
     state_draw: tuple[int, int] | None = None
     """The NSPDA paper's sizes: `hidden` drawn for each run as the task's PDA states M + U(lo, hi), at least the
     neurons the inserted rules need (the second-order code needs one per rule: 27 for Dyck(2))."""
+    points: tuple[dict, ...] = ({},)
+    """The column's own alternatives (settings by name), each run at every point of the suite's grid: with a
+    selection rule the report keeps one of them as it keeps one of the grid's points (the deque's two starts)."""
 
     def model_settings_for(self, task: str, seed: int) -> dict:
         """The model settings of one run: with `state_draw`, hidden = M + U(lo, hi), drawn from (seed, task)."""
@@ -150,8 +153,9 @@ class Suite:
         p = self.profile(profile)
         return [Job(t, c.model, s, self.overrides, c.label, self.kind,
                     {**c.model_settings_for(t, s), **_model_has(c.model, p.model_settings)},
-                    {**c.train_settings, **p.train_settings}, {**c.data_settings, **p.data_settings}, point)
-                for t in self.tasks for c in self.columns for point in self.points(profile)
+                    {**c.train_settings, **p.train_settings}, {**c.data_settings, **p.data_settings},
+                    {**point, **own})
+                for t in self.tasks for c in self.columns for point in self.points(profile) for own in c.points
                 for s in range(1, seeds + 1)]
 
 
@@ -197,8 +201,13 @@ TABLE3 = "Grefenstette et al. 2015, Table 3"
 # its 100 batches (the trainer's: per scored symbol, divided by the batch's 10 sequences; the same order as the
 # perplexity). The budget is the profile's: the paper trains "an unbounded number of steps".
 RATES = (5e-3, 1e-3, 5e-4, 1e-4, 5e-5)
+DEQUE_STACK_START = {"top_pop_offset": 0.0, "bottom_pop_offset": -2.5}
+"""The deque's stack-like start beside its default, the queue's: each learns tasks the other does not
+(docs/deque.md), and the paper restarted its runs until they learnt (Appendix B), so the deque runs at both and the
+selection rule keeps one, as it keeps one of the rates."""
 TRANSDUCTION_COLUMNS = (*(Column(f"deep-lstm-{k}", "deep-lstm", {"layers": k}) for k in (1, 2, 4, 8)),
-                        *(Column(m, m) for m in ("neural-stack", "neural-queue", "neural-deque")))
+                        *(Column(m, m) for m in ("neural-stack", "neural-queue")),
+                        Column("neural-deque", "neural-deque", points=({}, DEQUE_STACK_START)))
 TODAY_MODELS = {"hidden": 64, "memory_size": 64, "learned_h0": False}
 """The models of this project's recipe before the paper's (`TODAY_TRAINING`)."""
 TRANSDUCTION_PROFILES = {
