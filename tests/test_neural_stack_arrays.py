@@ -1,6 +1,7 @@
-"""The numpy mirror of the neural stack, queue and deque LSTMs' BPTT (`stackparse.models.neural_stack_arrays`) against
-DyNet's graph: the memory's strength updates and reads with their vector-Jacobian products, the model's loss and every
-parameter's gradient, and the trainer's updates through it (RMSProp, the embeddings' sparse rows included)."""
+"""The numpy mirror of the neural stack, queue and deque LSTMs' BPTT, and of the deep LSTM's
+(`stackparse.models.neural_stack_arrays`), against DyNet's graph: the memory's strength updates and reads with their
+vector-Jacobian products, the model's loss and every parameter's gradient, and the trainer's updates through it
+(RMSProp, the embeddings' sparse rows included)."""
 import dynet as dy
 import numpy as np
 import pytest
@@ -52,7 +53,8 @@ def test_the_vector_jacobian_products_match_finite_differences(rng, from_top):
 def model_of(name, rng, **settings):
     cls = get_model_class(name)
     pc = dy.ParameterCollection()
-    model = cls(pc, cls.Config(**{"hidden": 8, "memory_size": 6, "embedding": 5, **settings}), N_IN, N_OUT)
+    sizes = {"hidden": 8, "embedding": 5} if name == "deep-lstm" else {"hidden": 8, "memory_size": 6, "embedding": 5}
+    model = cls(pc, cls.Config(**{**sizes, **settings}), N_IN, N_OUT)
     model.pc_alive = pc
     for p in pc.parameters_list():           # biases and V away from their zero start: every path has a slope
         p.set_value(p.as_array() + rng.normal(0, 0.3, p.shape()))
@@ -72,7 +74,9 @@ def batch_of(rng, lengths=(5, 2, 7, 4)):
     ("neural-deque", {"layers": 2, "embedding": 0}),
     ("neural-deque", {"bottom_push_offset": 0.0, "pop_bias": -1.0}),
     ("neural-deque", {"bottom_push_offset": -2.0, "bottom_pop_offset": 0.0}),
-    ("neural-deque", {"top_pop_offset": 0.0, "bottom_pop_offset": -2.5})])
+    ("neural-deque", {"top_pop_offset": 0.0, "bottom_pop_offset": -2.5}),
+    ("deep-lstm", {}), ("deep-lstm", {"layers": 1, "learned_h0": False}),
+    ("deep-lstm", {"layers": 3, "input_every_layer": True}), ("deep-lstm", {"embedding": 0})])
 def test_loss_and_every_gradient_are_dynets(rng, name, settings):
     model, pc = model_of(name, rng, **settings)
     batch = batch_of(rng)
@@ -92,7 +96,7 @@ def test_loss_and_every_gradient_are_dynets(rng, name, settings):
         assert np.allclose(rows, reference[ids] * len(batch), atol=1e-5 * np.abs(reference).max() * len(batch))
 
 
-@pytest.mark.parametrize("name", ["neural-stack", "neural-deque"])
+@pytest.mark.parametrize("name", ["neural-stack", "neural-deque", "deep-lstm"])
 def test_the_trainer_updates_through_the_mirror_as_through_the_graph(name):
     """Three RMSProp updates (sparse embedding rows, clipping) from the same start give the same parameters."""
     finals = []
@@ -122,7 +126,7 @@ def test_without_the_mirror_or_with_cuts_the_graph_computes_the_loss(rng):
     assert not isinstance(loss, dy.Expression) and scored == sum(sum(e.scored) for e in batch)
 
 
-@pytest.mark.parametrize("name", ["neural-stack", "neural-queue", "neural-deque"])
+@pytest.mark.parametrize("name", ["neural-stack", "neural-queue", "neural-deque", "deep-lstm"])
 def test_scoring_through_the_mirror_gives_the_graphs_results(rng, name):
     model, _ = model_of(name, rng)
     examples = batch_of(rng, lengths=(3, 9, 1, 6, 6))

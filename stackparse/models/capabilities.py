@@ -37,7 +37,8 @@ class ArrayGradients(Protocol):
 
 @runtime_checkable
 class ArrayMirror(Protocol):
-    """a model with a numpy mirror of its passes over whole sequences (neural-stack, neural-queue, neural-deque)
+    """a model with a numpy mirror of its passes over whole sequences (neural-stack, neural-queue, neural-deque,
+    deep-lstm)
 
     `array_mirror()`: `gradient(batch)`, the minibatch's summed loss and its gradient by BPTT without cuts, and
     `scores(examples)`, every step's output scores; the same numbers as DyNet's graph gives, in a few array

@@ -1,6 +1,7 @@
-"""Full BPTT of the neural stack, queue and deque LSTMs (`stackparse.models.neural_stack`) in numpy, the derivatives
-written by hand: what their training runs (`stackparse.training.methods.TruncatedBPTT` without cuts), and the same
-forward pass for scoring (`stackparse.evaluation.sequence.score_examples`).
+"""Full BPTT of the neural stack, queue and deque LSTMs and of the deep LSTM (`stackparse.models.neural_stack`) in
+numpy, the derivatives written by hand: what their training runs (`stackparse.training.methods.TruncatedBPTT`
+without cuts), and the same forward pass for scoring (`stackparse.evaluation.sequence.score_examples`). One
+implementation for all four: the deep LSTM is the controller without a memory or an output layer (`MirrorParts`).
 
 DyNet builds some eighty nodes a step for the LSTM controller, its signals and the memory, each costing far more
 to build and run than its arithmetic at the paper's sizes (256 units, batch 10). Here a step is a few array
@@ -14,8 +15,9 @@ all steps, and every weight's gradient is one product over all steps' (input, gr
 
 It mirrors the DyNet model exactly (the tests compare loss and gradients): the controller of
 `stackparse.encoders.grefenstette` (DyNet's VanillaLSTMBuilder: gates i, f, o, g in that order, DyNet's forget bias
-of 1 added to f's pre-activation, then the signals, with the deque's bottom offsets), the memory's eq. 1-11, the
-softmax output V o_t + c, the loss Σ -log p(target) over the scored steps. Two things differ only in cost:
+of 1 added to f's pre-activation, then the signals, with the deque's offsets), the memory's eq. 1-11, the
+softmax output V o_t + c (the deep LSTM's: V h_t + c, its layers above the first reading [h below; x_t] with
+`input_every_layer`), the loss Σ -log p(target) over the scored steps. Two things differ only in cost:
 - Sequences run longest first, a finished one dropping out (the running ones are a prefix of the rows): its padded
   steps, which DyNet computes and masks, change nothing before them.
 - DyNet's lookups touch every embedding row the padded minibatch names, padding included (their gradient may be 0),
@@ -43,6 +45,22 @@ FORGET_BIAS = 1.0
 """What DyNet's VanillaLSTMBuilder adds to the forget gate's pre-activation."""
 FLOAT = np.float32
 """DyNet's precision."""
+
+
+class MirrorParts(NamedTuple):
+    """The parameters a model's mirror runs, as the model holds them: its LSTM's layers (DyNet's [W_x, W_h, b] each),
+    which columns of each layer's W_x read the input x_t (`X_FIRST`: its first ones, the rest reading the layer below
+    or the memory's reads; `X_LAST`: its last ones, after the layer below; `NO_X`: none), the learned h_0 per layer
+    (none: a zero h_0), the output layer (W_o, b_o) whose o_t = tanh(W_o h_t + b_o) the softmax reads (None: the
+    softmax reads the top layer's h_t), and the encoder whose neural memory the LSTM controls (None: no memory)."""
+    layers: list
+    x_columns: list[str]
+    h0: list
+    output: tuple | None = None
+    memory: object | None = None
+
+
+X_FIRST, X_LAST, NO_X = "first", "last", ""
 
 
 class ArrayGradient(NamedTuple):
@@ -73,15 +91,16 @@ def _logistic_from_tanh(z: np.ndarray) -> None:
 class _Weights:
     """The model's parameters as float32 arrays, read once per minibatch; the weights of the products every step
     makes as `_Product`s, forward (x W^T, the logistics' columns halved: `_halved`) and backward (g W)."""
-    x_in: np.ndarray            # (4h, input): layer 1's weights on x_t
+    x_in: list                  # per layer, (4h, input): its weights on x_t, or None
     gates: list[_Product]       # per layer, [r_{t-1} (layer 1) or h below; h_{t-1}] -> the gates' pre-activations
     gates_back: list[_Product]  # their gradients -> the operand's
-    gate_bias: list[np.ndarray] # per layer (4h,), DyNet's forget bias added; layer 1's per input symbol (n_inputs, 4h)
-    signals: _Product           # o'_t -> the signals' pre-activations, [W_du; W_v] o'_t
-    signals_back: _Product
-    signal_bias: np.ndarray     # the deque's bottom push and pop offsets added
-    output: np.ndarray          # W_o (h, h)
-    output_bias: np.ndarray
+    gate_bias: list[np.ndarray] # per layer (4h,), DyNet's forget bias added; per input symbol (n_inputs, 4h) where
+                                # the layer reads x_t (its share W_x x_t + b, one row per symbol)
+    signals: _Product | None    # o'_t -> the signals' pre-activations, [W_du; W_v] o'_t (None: no memory)
+    signals_back: _Product | None
+    signal_bias: np.ndarray | None  # the deque's offsets added
+    output: np.ndarray | None   # W_o (h, h); None: no output layer
+    output_bias: np.ndarray | None
     V: np.ndarray               # (n_outputs, h)
     c: np.ndarray
     h0: list[np.ndarray]        # per layer (h,), zeros without learned_h0
@@ -163,49 +182,56 @@ class _Forward(NamedTuple):
     starts: np.ndarray
 
 
-class NeuralMemoryArrays:
-    """The numpy mirror of a `_NeuralMemoryLSTM`: its training loss and gradient (`gradient`), its scores
-    (`scores`)."""
+class LSTMArrays:
+    """The numpy mirror of an LSTM over embedded inputs read by a softmax, with or without a neural memory
+    (`MirrorParts`): its training loss and gradient (`gradient`), its scores (`scores`)."""
 
-    def __init__(self, model):
-        self.model, encoder = model, model.controller
-        memory = encoder.memory_class
-        self.ends, self.m, self.h = memory.ends, encoder.spec.memory_size, encoder.spec.hidden_dim
-        self.read_from_top, self.push_at_top = memory.read_from_top, memory.push_at_top
+    def __init__(self, model, parts: MirrorParts):
+        self.model, self.parts = model, parts
+        encoder = parts.memory
+        self.layers, self.h = len(parts.layers), parts.layers[0][1].shape()[1]              # W_h: (4h, h)
+        memory = encoder.memory_class if encoder is not None else None
+        self.ends, self.m = (memory.ends, encoder.spec.memory_size) if memory else (0, 0)
+        self.read_from_top, self.push_at_top = (memory.read_from_top, memory.push_at_top) if memory else ((), ())
         self.bottoms = sum(not top for top in self.push_at_top)       # ends pushing at the bottom
-        self.signal_offsets = np.array(encoder.signal_offsets, dtype=FLOAT)
-        self.layers = encoder.spec.layers
+        self.signal_offsets = np.array(encoder.signal_offsets if memory else (), dtype=FLOAT)
 
     def parameters(self) -> list[dy.Parameters]:
         """The trained parameters, in the order `gradient` gives their gradients."""
-        e, model = self.model.controller, self.model
-        lstm = [p for layer in e.lstm.get_parameters() for p in layer]
-        return [*lstm, e.W_du, e.b_du, e.W_v, e.b_v, e.W_o, e.b_o, model.V, model.c, *e.h0]
+        e, model, parts = self.parts.memory, self.model, self.parts
+        signals = [e.W_du, e.b_du, e.W_v, e.b_v] if e is not None else []
+        return [*(p for layer in parts.layers for p in layer), *signals, *(parts.output or ()), model.V, model.c,
+                *parts.h0]
 
     def _weights(self, rows: int) -> _Weights:
         """The weights, for steps of at most `rows` sequences."""
-        e, model, h, ends = self.model.controller, self.model, self.h, self.ends
-        layers = [[_array(p) for p in layer] for layer in e.lstm.get_parameters()]
+        e, model, h, ends, parts = self.parts.memory, self.model, self.h, self.ends, self.parts
         x = model.input_size()
-        gates = [np.concatenate([wx.T[x:] if i == 0 else wx.T, wh.T]) for i, (wx, wh, _) in enumerate(layers)]
         gate_scale = _halved(3 * h, 4 * h)                                               # i, f, o
         shift = np.zeros(4 * h, FLOAT)
         shift[h:2 * h] = FORGET_BIAS
         table = (model.E if model.E is not None else model.onehot).as_array().astype(FLOAT)
-        x_in = np.ascontiguousarray(layers[0][0][:, :x])
-        biases = [b + shift for _, _, b in layers]
-        biases[0] = table @ x_in.T + biases[0]                                           # by input symbol
-        signals = np.concatenate([_array(e.W_du).T, _array(e.W_v).T], axis=1)           # (h, 2 ends + ends m)
-        signal_bias = np.concatenate([_array(e.b_du), _array(e.b_v)])
-        signal_bias[:2 * ends] += self.signal_offsets
-        signal_scale = _halved(2 * ends, len(signal_bias))                               # d_t, u_t
+        x_in, gates, biases = [], [], []
+        for (wx, wh, b), reads in zip(([_array(p) for p in layer] for layer in parts.layers), parts.x_columns):
+            x_cols = {X_FIRST: slice(0, x), X_LAST: slice(wx.shape[1] - x, None), NO_X: slice(0, 0)}[reads]
+            below = np.delete(wx, np.arange(wx.shape[1])[x_cols], axis=1)             # W_x's other columns
+            gates.append(np.concatenate([below.T, wh.T]))
+            x_in.append(np.ascontiguousarray(wx[:, x_cols]) if reads else None)
+            biases.append(table @ x_in[-1].T + b + shift if reads else b + shift)        # by input symbol
+        signals = (None, None, None)
+        if e is not None:
+            weights = np.concatenate([_array(e.W_du).T, _array(e.W_v).T], axis=1)       # (h, 2 ends + ends m)
+            bias = np.concatenate([_array(e.b_du), _array(e.b_v)])
+            bias[:2 * ends] += self.signal_offsets
+            scale = _halved(2 * ends, len(bias))                                         # d_t, u_t
+            signals = (_Product(weights * scale, rows), _Product(weights.T, rows), bias * scale)
+        output = [_array(p) for p in parts.output] if parts.output else (None, None)
         return _Weights(
             x_in=x_in, gates=[_Product(g * gate_scale, rows) for g in gates],
             gates_back=[_Product(g.T, rows) for g in gates], gate_bias=[b * gate_scale for b in biases],
-            signals=_Product(signals * signal_scale, rows), signals_back=_Product(signals.T, rows),
-            signal_bias=signal_bias * signal_scale,
-            output=_array(e.W_o), output_bias=_array(e.b_o), V=_array(model.V), c=_array(model.c),
-            h0=[_array(p) for p in e.h0] or [np.zeros(self.h, FLOAT)] * self.layers, embedding=table)
+            signals=signals[0], signals_back=signals[1], signal_bias=signals[2],
+            output=output[0], output_bias=output[1], V=_array(model.V), c=_array(model.c),
+            h0=[_array(p) for p in parts.h0] or [np.zeros(h, FLOAT)] * self.layers, embedding=table)
 
     def gradient(self, batch: list[Example]) -> ArrayGradient:
         """Σ over the minibatch's sequences and scored steps of -log p(target), and its gradient (not divided by
@@ -216,7 +242,7 @@ class NeuralMemoryArrays:
         forward = self._forward(w, inputs, active, keep=True)
         loss, g_hidden, readout = _readout(w, forward.layers[-1].h, targets, mask, active)
         lstm, signals, h0, g_embedding = self._backward(w, forward, g_hidden, ids)
-        grads = [*lstm, *signals, *readout, *(h0 if self.model.controller.h0 else [])]
+        grads = [*lstm, *signals, *readout, *(h0 if self.parts.h0 else [])]
         lookups = []
         if self.model.E is not None:
             touched = np.unique(inputs)                                           # padding included, as DyNet's
@@ -248,7 +274,7 @@ class NeuralMemoryArrays:
         base = T * self.bottoms                                     # the first top push's row
         values = np.zeros((B, T * len(self.push_at_top), m), FLOAT)
         history = np.zeros((B, T * ends, values.shape[1]), FLOAT) if keep else None
-        symbol_bias = w.gate_bias[0][inputs]                        # (T, B, 4h): layer 1's, by input symbol
+        symbol_bias = [b[inputs] if b.ndim == 2 else None for b in w.gate_bias]    # (T, B, 4h) where by input symbol
         hs = [np.broadcast_to(h0, (B, h)) for h0 in w.h0]
         cs = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
         read, strengths, steps = np.zeros((B, ends * m), FLOAT), None, []
@@ -262,13 +288,15 @@ class NeuralMemoryArrays:
                 z[:, :split] = below
                 z[:, split:] = hs[layer][:k]
                 act = w.gates[layer](z, out=x.act[rows])
-                act += symbol_bias[t, :k] if layer == 0 else w.gate_bias[layer]
+                act += w.gate_bias[layer] if symbol_bias[layer] is None else symbol_bias[layer][t, :k]
                 np.tanh(act, out=act)
                 _logistic_from_tanh(act[:, :3 * h])                                     # i, f, o; g is the tanh
                 c = np.multiply(act[:, h:2 * h], cs[layer][:k], out=x.c[rows])
                 c += act[:, :h] * act[:, 3 * h:]
                 below = np.multiply(act[:, 2 * h:3 * h], np.tanh(c, out=x.tanh_c[rows]), out=x.h[rows])
                 hs[layer], cs[layer] = below, c
+            if not ends:
+                continue
             # the signals: d_t, u_t per end (interleaved), v_t
             p = w.signals(below)
             p += w.signal_bias
@@ -317,39 +345,44 @@ class NeuralMemoryArrays:
         g_strengths = None                                      # of s_t (B, n_t), from step t + 1's pops
         g_gates = [np.empty_like(x.act) for x in layers]        # of the gates' pre-activations, (N, 4h) per layer
         g_signals = np.empty((starts[-1], 2 * ends + ends * m), FLOAT)
-        for t in range(len(steps) - 1, -1, -1):
-            step = steps[t]
-            k, (lo, hi) = len(step.actions), step.window
-            rows = slice(starts[t], starts[t] + k)
-            g_s = np.zeros((k, step.n), FLOAT) if g_strengths is None else g_strengths[:k]
-            if step.weights is not None:                        # the read r_t (eq. 3, 5, 10-11)
-                g_r = g_read[:k].reshape(k, ends, m)
-                live = values[:k, lo:hi]
-                g_w = g_r @ live.transpose(0, 2, 1)                                 # (k, ends, n)
-                g_reads[:k, t * ends:(t + 1) * ends] = g_r
-                for e, (top, cache) in enumerate(zip(self.read_from_top, step.reads)):
-                    g_s = g_s + read_weights_vjp(g_w[:, e], cache, top)
-            # the pushes, then the pops in reverse order: the gradients of d_t, u_t (interleaved as `actions`)
-            g_actions = np.zeros((k, 2 * ends), FLOAT)
-            for e, top in enumerate(self.push_at_top):
-                g_actions[:, 2 * e] = g_s[:, -1] if top else g_s[:, 0]
-            g_middle = g_s[:, self.bottoms:step.n - (len(self.push_at_top) - self.bottoms)]
-            for e in reversed(range(len(step.popped))):
-                g_middle, g_u = pop_vjp(g_middle, step.popped[e], self.read_from_top[e])
-                g_actions[:, 2 * e + 1] = g_u[:, 0]
-            if t > 0:
-                g_strengths = np.zeros((B, g_middle.shape[1]), FLOAT)
-                g_strengths[:k] = g_middle
-            # v_t's: Σ over the reads since (of both ends) of its weight times the read's gradient (eq. 3, 5, 10-11)
-            since = slice(t * ends, None)
-            g_value = (memory.weights[:k, since][:, :, step.rows].transpose(0, 2, 1) @ g_reads[:k, since]
-                       ).reshape(k, ends * m)
-            # the signals' pre-activations
-            g_p = g_signals[rows]
-            g_p[:, :2 * ends] = g_actions * step.actions * (1 - step.actions)
-            g_p[:, 2 * ends:] = g_value * (1 - step.value ** 2)
-            g_above = w.signals_back(g_p)
-            g_above += g_hidden[rows]
+        for t in range(len(starts) - 2, -1, -1):
+            k = starts[t + 1] - starts[t]
+            rows = slice(starts[t], starts[t + 1])
+            if not ends:
+                g_above = g_hidden[rows]
+            else:
+                step = steps[t]
+                lo, hi = step.window
+                g_s = np.zeros((k, step.n), FLOAT) if g_strengths is None else g_strengths[:k]
+                if step.weights is not None:                        # the read r_t (eq. 3, 5, 10-11)
+                    g_r = g_read[:k].reshape(k, ends, m)
+                    live = values[:k, lo:hi]
+                    g_w = g_r @ live.transpose(0, 2, 1)                                 # (k, ends, n)
+                    g_reads[:k, t * ends:(t + 1) * ends] = g_r
+                    for e, (top, cache) in enumerate(zip(self.read_from_top, step.reads)):
+                        g_s = g_s + read_weights_vjp(g_w[:, e], cache, top)
+                # the pushes, then the pops in reverse order: the gradients of d_t, u_t (interleaved as `actions`)
+                g_actions = np.zeros((k, 2 * ends), FLOAT)
+                for e, top in enumerate(self.push_at_top):
+                    g_actions[:, 2 * e] = g_s[:, -1] if top else g_s[:, 0]
+                g_middle = g_s[:, self.bottoms:step.n - (len(self.push_at_top) - self.bottoms)]
+                for e in reversed(range(len(step.popped))):
+                    g_middle, g_u = pop_vjp(g_middle, step.popped[e], self.read_from_top[e])
+                    g_actions[:, 2 * e + 1] = g_u[:, 0]
+                if t > 0:
+                    g_strengths = np.zeros((B, g_middle.shape[1]), FLOAT)
+                    g_strengths[:k] = g_middle
+                # v_t's: Σ over the reads since (of both ends) of its weight times the read's gradient (eq. 3, 5,
+                # 10-11)
+                since = slice(t * ends, None)
+                g_value = (memory.weights[:k, since][:, :, step.rows].transpose(0, 2, 1) @ g_reads[:k, since]
+                           ).reshape(k, ends * m)
+                # the signals' pre-activations
+                g_p = g_signals[rows]
+                g_p[:, :2 * ends] = g_actions * step.actions * (1 - step.actions)
+                g_p[:, 2 * ends:] = g_value * (1 - step.value ** 2)
+                g_above = w.signals_back(g_p)
+                g_above += g_hidden[rows]
             # the LSTM, top layer first
             for layer in range(self.layers - 1, -1, -1):
                 x = layers[layer]
@@ -378,19 +411,24 @@ class NeuralMemoryArrays:
             g_read[:k] = g_above                                 # layer 1's: of r_{t-1}
         # Each weight's gradient is computed transposed, (inputs, outputs) row-major: DyNet's column-major layout,
         # so that `PrecomputedLoss` adds it into DyNet's memory in order.
-        lstm = []
-        for layer, (x, g_a) in enumerate(zip(layers, g_gates)):
+        lstm, g_x = [], np.zeros((len(ids), w.embedding.shape[1]), FLOAT)       # g_x: of every step's x_t
+        for x, g_a, reads, x_in in zip(layers, g_gates, self.parts.x_columns, w.x_in):
             g_w = x.z.T @ g_a                                                      # (below + h, 4h)
             split = len(g_w) - h
-            g_wx = np.concatenate([w.embedding[ids].T @ g_a, g_w[:split]]) if layer == 0 else g_w[:split]
+            g_wx = g_w[:split]
+            if reads:
+                g_x += g_a @ x_in
+                by_x = w.embedding[ids].T @ g_a
+                g_wx = np.concatenate([by_x, g_wx] if reads == X_FIRST else [g_wx, by_x])
             lstm += [g_wx.T, g_w[split:].T, g_a.sum(axis=0)]
-        g_ws = (layers[-1].h.T @ g_signals).T                                       # (2 ends + ends m, h)
-        g_bs = g_signals.sum(axis=0)
-        signals = [g_ws[:2 * ends], g_bs[:2 * ends], g_ws[2 * ends:], g_bs[2 * ends:]]
+        signals = []
+        if ends:
+            g_ws = (layers[-1].h.T @ g_signals).T                                   # (2 ends + ends m, h)
+            g_bs = g_signals.sum(axis=0)
+            signals = [g_ws[:2 * ends], g_bs[:2 * ends], g_ws[2 * ends:], g_bs[2 * ends:]]
         by_symbol = np.zeros((len(w.embedding), len(ids)), FLOAT)                  # one-hot, (n_inputs, N)
         by_symbol[ids, np.arange(len(ids))] = 1
-        g_embedding = by_symbol @ (g_gates[0] @ w.x_in)
-        return lstm, signals, [g.sum(axis=0) for g in gh], g_embedding
+        return lstm, signals, [g.sum(axis=0) for g in gh], by_symbol @ g_x
 
 
 def _longest_first(batch: list[Example]):
@@ -403,14 +441,15 @@ def _longest_first(batch: list[Example]):
 
 
 def _outputs(w: _Weights, hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """o_t = tanh(W_o o'_t + b_o) and the scores V o_t + c, for the rows o'_t of `hidden`."""
-    out = np.tanh(hidden @ w.output.T + w.output_bias)
+    """o_t = tanh(W_o o'_t + b_o) (without an output layer, o'_t itself) and the scores V o_t + c, for the rows o'_t
+    of `hidden`."""
+    out = hidden if w.output is None else np.tanh(hidden @ w.output.T + w.output_bias)
     return out, out @ w.V.T + w.c
 
 
 def _readout(w: _Weights, hidden: np.ndarray, targets: np.ndarray, mask: np.ndarray, active: list[int]):
-    """The loss Σ mask -log softmax(V tanh(W_o o'_t + b_o) + c)[target] over all steps at once, given every step's
-    o'_t, (N, h); the gradient of every o'_t, (N, h), and those of W_o, b_o, V and c."""
+    """The loss Σ mask -log softmax(V tanh(W_o o'_t + b_o) + c)[target] (or V o'_t + c) over all steps at once, given
+    every step's o'_t, (N, h); the gradient of every o'_t, (N, h), and those of W_o and b_o (if any), V and c."""
     target = np.concatenate([targets[t, :k] for t, k in enumerate(active)])
     weight = np.concatenate([mask[t, :k] for t, k in enumerate(active)]).astype(FLOAT)
     out, scores = _outputs(w, hidden)
@@ -421,6 +460,8 @@ def _readout(w: _Weights, hidden: np.ndarray, targets: np.ndarray, mask: np.ndar
     loss = float(np.sum(weight.astype(np.float64) * (np.log(total) - scores[rows, target])))
     g_scores = exp / total[:, None] * weight[:, None]
     g_scores[rows, target] -= weight
+    readout = [(out.T @ g_scores).T, g_scores.sum(axis=0)]
+    if w.output is None:
+        return loss, g_scores @ w.V, readout
     g_pre = (g_scores @ w.V) * (1 - out ** 2)
-    g_hidden = g_pre @ w.output
-    return loss, g_hidden, [(hidden.T @ g_pre).T, g_pre.sum(axis=0), (out.T @ g_scores).T, g_scores.sum(axis=0)]
+    return loss, g_pre @ w.output, [(hidden.T @ g_pre).T, g_pre.sum(axis=0), *readout]

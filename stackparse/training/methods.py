@@ -25,8 +25,8 @@ class GradientSettings:
                           "from one to the next, one at steps an inserted rule hints; 1 = off; with grad bptt, "
                           "rtrl or uoro", min=1)
     mirror: bool = setting(True, "compute the gradient with the model's numpy mirror where it has one (neural-stack, "
-                           "-queue and -deque without cuts; rnn2, nspda2 and nspda3 under uoro): DyNet's gradient, "
-                           "faster; false = DyNet's graph")
+                           "-queue, -deque and deep-lstm without cuts; rnn2, nspda2 and nspda3 under uoro): DyNet's "
+                           "gradient, faster; false = DyNet's graph")
 
     def validate(self) -> None:
         check(self)
