@@ -213,9 +213,9 @@ class LSTMArrays:
         table = (model.E if model.E is not None else model.onehot).as_array().astype(FLOAT)
         x_in, gates, biases = [], [], []
         for (wx, wh, b), reads in zip(([_array(p) for p in layer] for layer in parts.layers), parts.x_columns):
-            x_cols = {X_FIRST: slice(0, x), X_LAST: slice(wx.shape[1] - x, None), NO_X: slice(0, 0)}[reads]
-            below = np.delete(wx, np.arange(wx.shape[1])[x_cols], axis=1)             # W_x's other columns
-            gates.append(np.concatenate([below.T, wh.T]))
+            cut = {X_FIRST: x, X_LAST: wx.shape[1] - x, NO_X: wx.shape[1]}[reads]
+            x_cols, below = (slice(0, cut), slice(cut, None)) if reads == X_FIRST else (slice(cut, None), slice(0, cut))
+            gates.append(np.concatenate([wx[:, below].T, wh.T]))                        # W_x's other columns, W_h
             x_in.append(np.ascontiguousarray(wx[:, x_cols]) if reads else None)
             biases.append(table @ x_in[-1].T + b + shift if reads else b + shift)        # by input symbol
         signals = (None, None, None)
