@@ -21,6 +21,7 @@ from stackparse.benchmarks.published import (JOULIN_MIKOLOV_TABLE2, JOULIN_MIKOL
                                              MALI_LANGUAGES4, MALI_TABLE1, MALI_TABLE2, MALI_TABLE3,
                                              MALI_TABLE4_TEST, MALI_TABLE4_TRAIN, MALI_TABLE6, MALI_TABLE7_TEST,
                                              MALI_TABLE7_TRAIN, grefenstette_table3)
+from stackparse.encoders.grefenstette import STACK_LIKE_START
 from stackparse.errors import UserError, unknown_name
 from stackparse.grammars.realtime import realtime
 from stackparse.models import get_model_class
@@ -201,13 +202,12 @@ TABLE3 = "Grefenstette et al. 2015, Table 3"
 # its 100 batches (the trainer's: per scored symbol, divided by the batch's 10 sequences; the same order as the
 # perplexity). The budget is the profile's: the paper trains "an unbounded number of steps".
 RATES = (5e-3, 1e-3, 5e-4, 1e-4, 5e-5)
-DEQUE_STACK_START = {"top_pop_offset": 0.0, "bottom_pop_offset": -2.5}
-"""The deque's stack-like start beside its default, the queue's: each learns tasks the other does not
-(docs/deque.md), and the paper restarted its runs until they learnt (Appendix B), so the deque runs at both and the
-selection rule keeps one, as it keeps one of the rates."""
+# The deque runs at its default start (the queue's) and at its stack-like start: each learns tasks the other does not
+# (docs/deque.md), and the paper restarted its runs until they learnt (Appendix B), so the selection rule keeps one of
+# the two as it keeps one of the rates.
 TRANSDUCTION_COLUMNS = (*(Column(f"deep-lstm-{k}", "deep-lstm", {"layers": k}) for k in (1, 2, 4, 8)),
                         *(Column(m, m) for m in ("neural-stack", "neural-queue")),
-                        Column("neural-deque", "neural-deque", points=({}, DEQUE_STACK_START)))
+                        Column("neural-deque", "neural-deque", points=({}, STACK_LIKE_START)))
 TODAY_MODELS = {"hidden": 64, "memory_size": 64, "learned_h0": False}
 """The models of this project's recipe before the paper's (`TODAY_TRAINING`)."""
 TRANSDUCTION_PROFILES = {

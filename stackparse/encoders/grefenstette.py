@@ -90,6 +90,11 @@ class NeuralDequeConfig(NeuralMemoryConfig):
                                        "top_pop_offset 0 = the stack-like start (docs/deque.md)", absent=0.0)
 
 
+STACK_LIKE_START = {"top_pop_offset": 0.0, "bottom_pop_offset": -2.5}
+"""The deque's stack-like start, the settings that differ from its default (the queue's start): the top end as the
+paper's stack, the bottom end nearly still (docs/deque.md, third part). Each start learns tasks the other does not."""
+
+
 class ControllerState(NamedTuple):
     lstm: dy.RNNState
     output: dy.Expression | None       # o_t: (h,) x B; None before the first step

@@ -412,13 +412,14 @@ class LSTMArrays:
         # Each weight's gradient is computed transposed, (inputs, outputs) row-major: DyNet's column-major layout,
         # so that `PrecomputedLoss` adds it into DyNet's memory in order.
         lstm, g_x = [], np.zeros((len(ids), w.embedding.shape[1]), FLOAT)       # g_x: of every step's x_t
+        x_t = w.embedding[ids].T                                                   # (input, N), for every layer
         for x, g_a, reads, x_in in zip(layers, g_gates, self.parts.x_columns, w.x_in):
             g_w = x.z.T @ g_a                                                      # (below + h, 4h)
             split = len(g_w) - h
             g_wx = g_w[:split]
             if reads:
                 g_x += g_a @ x_in
-                by_x = w.embedding[ids].T @ g_a
+                by_x = x_t @ g_a
                 g_wx = np.concatenate([by_x, g_wx] if reads == X_FIRST else [g_wx, by_x])
             lstm += [g_wx.T, g_w[split:].T, g_a.sum(axis=0)]
         signals = []
