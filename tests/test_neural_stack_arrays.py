@@ -145,6 +145,14 @@ def test_a_product_cut_into_column_blocks_is_the_product(rng, rows, blocks):
     assert np.allclose(product(x), x @ weights, rtol=1e-5, atol=1e-4)
 
 
+def test_narrow_blocks_of_a_column_major_product_are_views_of_it(rng):
+    weights = np.asfortranarray(rng.normal(size=(1024, 300)).astype(np.float32))     # a gradient's W^T, 10 rows
+    product = _Product(weights, 10)
+    assert len(product.blocks) == 4 and all(np.shares_memory(block, weights) for _, block in product.blocks)
+    x = rng.normal(size=(10, 1024)).astype(np.float32)
+    assert np.allclose(product(x), x @ weights, rtol=1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("lengths", [(1, 6, 6, 3), (4, 4), (1,)])
 def test_the_loss_is_dynets_whatever_the_lengths(rng, lengths):
     model, _ = model_of("neural-deque", rng)

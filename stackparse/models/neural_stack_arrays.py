@@ -112,6 +112,10 @@ SMALL_PRODUCT = 1_000_000
 `sgemm_small_kernel_permit`: 100^3)."""
 NARROWEST = 64
 """Column blocks narrower than this cost more than they save (at about 32 rows): one product instead."""
+TRANSPOSED_UP_TO = 96
+"""Column blocks of a column-major W at most this wide are used in place: OpenBLAS's small kernel takes them as
+a transposed operand faster than a row-major copy (at 10 rows, for the gates' gradients, W (1024, 512): 0.13 ms
+against 0.16), and wider ones much slower (BENCHMARKS.md)."""
 
 
 class _Product:
@@ -125,7 +129,9 @@ class _Product:
         width = SMALL_PRODUCT // max(rows * K, 1) // 16 * 16
         if width >= self.n or width < NARROWEST:
             width = self.n
-        self.blocks = [(slice(j, j + width), np.ascontiguousarray(W[:, j:j + width])) for j in range(0, self.n, width)]
+        in_place = W.flags.f_contiguous and width <= TRANSPOSED_UP_TO
+        self.blocks = [(slice(j, j + width), W[:, j:j + width] if in_place else np.ascontiguousarray(W[:, j:j + width]))
+                       for j in range(0, self.n, width)]
 
     def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         if len(self.blocks) == 1:
