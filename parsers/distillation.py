@@ -25,7 +25,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from parsers.decoding import length_batches
-from parsers.inference import NumpyParser, lockstep
+from parsers.inference import Encoded, NumpyParser, encode_batch, lockstep
 from parsers.model import draw, tag_distribution
 
 TOP = 8
@@ -62,9 +62,10 @@ def teach(engines: Sequence[NumpyParser], sentences, oracles: list[list[int]], s
     lessons: list[Lesson | None] = [None] * len(sentences)
     for chunk in length_batches([len(s.words) for s in sentences], batch_size, 8000):
         batch = [sentences[i] for i in chunk]
-        upos, xpos = _tags(engines, batch, temperature)
-        paths = [_path(engines, batch, [oracles[i] for i in chunk], None, temperature)]
-        paths += [_path(engines, batch, None, rng, temperature) for _ in range(samples)]
+        encoded = encode_batch(engines, batch, score_all=True)       # once for the tags and every path
+        upos, xpos = _tags(encoded.taggings, temperature)
+        paths = [_path(engines, batch, encoded, [oracles[i] for i in chunk], None, temperature)]
+        paths += [_path(engines, batch, encoded, None, rng, temperature) for _ in range(samples)]
         for k, i in enumerate(chunk):
             lessons[i] = Lesson([p[k] for p in paths], upos[k], xpos[k])
         if progress is not None:
@@ -72,12 +73,11 @@ def teach(engines: Sequence[NumpyParser], sentences, oracles: list[list[int]], s
     return lessons
 
 
-def _tags(engines: Sequence[NumpyParser], batch, temperature: float) -> tuple[list, list]:
-    """Each sentence's mean UPOS and XPOS distributions over the engines, at `temperature` (None where there are
-    none)."""
-    taggings = [e.tag_scores(batch, [True] * len(batch)) for e in engines]
+def _tags(taggings: list, temperature: float) -> tuple[list, list]:
+    """Each sentence's mean UPOS and XPOS distributions over the engines' `taggings` (every sentence scored), at
+    `temperature` (None where there are none)."""
     upos, xpos = [], []
-    for k in range(len(batch)):
+    for k in range(len(taggings[0].scores)):
         scores = [t.scores[k] for t in taggings]
         if scores[0] is None:
             upos.append(None)
@@ -89,7 +89,7 @@ def _tags(engines: Sequence[NumpyParser], batch, temperature: float) -> tuple[li
     return upos, xpos
 
 
-def _path(engines: Sequence[NumpyParser], batch, oracles: list[list[int]] | None,
+def _path(engines: Sequence[NumpyParser], batch, encoded: Encoded, oracles: list[list[int]] | None,
           rng: np.random.Generator | None, temperature: float) -> list[Path]:
     """Each sentence's path through the teachers' lockstep decoding: the oracle's actions, or (`oracles` None)
     actions drawn from the teachers' mean distribution with `rng`; the distribution kept at each step is at
@@ -108,7 +108,7 @@ def _path(engines: Sequence[NumpyParser], batch, oracles: list[list[int]] | None
         actions[i].append(action)
         return action
 
-    lockstep(engines, batch, choose=choose)
+    lockstep(engines, batch, choose=choose, encoded=encoded)
     return [Path(a, np.array([ids for ids, _ in r], np.int32), np.array([p for _, p in r], np.float32),
                  oracles is not None) for a, r in zip(actions, rows)]
 

@@ -533,9 +533,35 @@ def choose_tags(scores: list, expected: bool) -> _Tags:
 
 
 @_quiet
+class Encoded(NamedTuple):
+    """One batch through each engine's sentence encoder (`encode_batch`), ready to be decoded any number of times:
+    per engine its `_Tagging` and its items (`NumpyParser.encode`), and per sentence the tags the parser reads
+    (None: the sentence's own UPOS)."""
+    taggings: list
+    tags: list
+    items: list
+
+
+def encode_batch(engines: Sequence[NumpyParser], sentences, predict_tags: bool = False,
+                 score_all: bool = False) -> Encoded:
+    """The batch's `Encoded` for `lockstep`: the tagger tags the sentences the model's rule says (`to_tag`: those
+    without UPOS, or all with `predict_tags`), each word's tags the best under the mean of the engines' tag
+    distributions. With `score_all` every sentence's tag scores are kept in the taggings, the parser still
+    reading the tags the rule says."""
+    config = engines[0].config
+    # which sentences the tagger tags, and the refusal of untagged input without one: the model's rule
+    predict = to_tag(sentences, config.tagger, predict_tags)
+    taggings = [e.tag_scores(sentences, [True] * len(sentences) if score_all else predict) for e in engines]
+    expected = any(e.config.tag_reading == "expected" for e in engines)
+    tags = [choose_tags([t.scores[i] for t in taggings], expected) if predict[i] and taggings[0].scores[i] is not None
+            else None for i in range(len(sentences))]
+    return Encoded(taggings, tags, [e.encode(sentences, t, tags) for e, t in zip(engines, taggings)])
+
+
 def lockstep(engines: Sequence[NumpyParser], sentences, predict_tags: bool = False,
-             choose: Chooser | None = None) -> list[Parsed]:
-    """Greedy decoding of one batch by one engine or an ensemble of engines in lockstep (`NumpyParser.parse`).
+             choose: Chooser | None = None, encoded: Encoded | None = None) -> list[Parsed]:
+    """Greedy decoding of one batch by one engine or an ensemble of engines in lockstep (`NumpyParser.parse`),
+    from the batch's `encode_batch` (made here if not given).
 
     An ensemble's engines are models of one treebank (`check_ensemble`): each word's tags are the best under
     the mean of the engines' tag distributions, and every engine reads them; each action is the best legal
@@ -543,15 +569,12 @@ def lockstep(engines: Sequence[NumpyParser], sentences, predict_tags: bool = Fal
     and every engine takes it. Averaging probabilities, not scores: models trained apart put their scores on
     other scales."""
     first = engines[0]
-    system, config = first.system, first.config
-    # which sentences the tagger tags, and the refusal of untagged input without one: the model's rule
-    predict = to_tag(sentences, config.tagger, predict_tags)
-    taggings = [e.tag_scores(sentences, predict) for e in engines]
-    expected = any(e.config.tag_reading == "expected" for e in engines)
-    tags = [None if scores is None else choose_tags([t.scores[i] for t in taggings], expected)
-            for i, scores in enumerate(taggings[0].scores)]
+    system = first.system
+    if encoded is None:
+        encoded = encode_batch(engines, sentences, predict_tags)
+    tags = encoded.tags
     n_words = [len(s.forms) for s in sentences]
-    runs = [e.begin(e.encode(sentences, t, tags), t.starts, n_words) for e, t in zip(engines, taggings)]
+    runs = [e.begin(items, t.starts, n_words) for e, items, t in zip(engines, encoded.items, encoded.taggings)]
     configs = runs[0].configs
     active = [i for i in range(len(sentences)) if not system.is_terminal(configs[i])]
     while active:
