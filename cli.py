@@ -435,6 +435,8 @@ def speed(task, model_name, batch_sizes, seconds, grad, refine, batching, mirror
         sizes = [int(b) for b in batch_sizes.split(",")]
     except ValueError:
         raise UserError(f"--batch-sizes must be integers separated by commas (got {batch_sizes!r})") from None
+    if min(sizes) < 1:
+        raise UserError(f"--batch-sizes must be at least 1 each (got {batch_sizes!r})")
     methods = grad.split(",")
     for method in filter(None, methods):
         SequenceTraining(grad=method).validate()

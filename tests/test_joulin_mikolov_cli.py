@@ -60,6 +60,8 @@ def test_speed_prints_characters_per_second_by_batch_size():
     assert all(float(r[5].rstrip(" |")) > 0 for r in rows[1:])
     bad = CliRunner().invoke(main, ["speed", "--batch-sizes", "one"])
     assert bad.exit_code == 2 and "--batch-sizes" in bad.output
+    zero = CliRunner().invoke(main, ["speed", "anbn", "--batch-sizes", "4,0"])
+    assert zero.exit_code == 2 and "at least 1" in zero.output and "characters/s" not in zero.output   # no table
 
 
 def test_inspect_refuses_a_size_the_task_has_no_sequence_of():
