@@ -76,6 +76,11 @@ class NeuralMemoryConfig(EncoderConfig):
                                "the cells, r_0, V_0 and s_0 stay zero); false = a zero h_0")
 
 
+STACK_LIKE_START = {"top_pop_offset": 0.0, "bottom_pop_offset": -2.5}
+"""The deque's stack-like start, the settings that differ from its default (the queue's start): the top end as the
+paper's stack, the bottom end nearly still (docs/deque.md, third part). Each start learns tasks the other does not."""
+
+
 @dataclass(frozen=True)
 class NeuralDequeConfig(NeuralMemoryConfig):
     top_pop_offset: float = setting(-2.0, "deque: constant added to the top end's pop pre-activation; with the "
@@ -86,13 +91,9 @@ class NeuralDequeConfig(NeuralMemoryConfig):
                                         "top_pop_offset); 0 with the other two 0 = the paper's biases read "
                                         "literally, the same start at both ends", absent=0.0)
     bottom_pop_offset: float = setting(0.0, "deque: constant added to the bottom end's pop pre-activation (see "
-                                       "top_pop_offset); 0 = the paper's pop bias; -2.5 with "
-                                       "top_pop_offset 0 = the stack-like start (docs/deque.md)", absent=0.0)
-
-
-STACK_LIKE_START = {"top_pop_offset": 0.0, "bottom_pop_offset": -2.5}
-"""The deque's stack-like start, the settings that differ from its default (the queue's start): the top end as the
-paper's stack, the bottom end nearly still (docs/deque.md, third part). Each start learns tasks the other does not."""
+                                       "top_pop_offset); 0 = the paper's pop bias; the stack-like start: "
+                                       + ", ".join(f"{k} {v:g}" for k, v in STACK_LIKE_START.items())
+                                       + " (docs/deque.md)", absent=0.0)
 
 
 class ControllerState(NamedTuple):
