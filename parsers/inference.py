@@ -532,7 +532,6 @@ def choose_tags(scores: list, expected: bool) -> _Tags:
                  None if mean_xpos is None else (mean_xpos.argmax(axis=1) + 1).tolist())
 
 
-@_quiet
 class Encoded(NamedTuple):
     """One batch through each engine's sentence encoder (`encode_batch`), ready to be decoded any number of times:
     per engine its `_Tagging` and its items (`NumpyParser.encode`), and per sentence the tags the parser reads
@@ -558,6 +557,7 @@ def encode_batch(engines: Sequence[NumpyParser], sentences, predict_tags: bool =
     return Encoded(taggings, tags, [e.encode(sentences, t, tags) for e, t in zip(engines, taggings)])
 
 
+@_quiet
 def lockstep(engines: Sequence[NumpyParser], sentences, predict_tags: bool = False,
              choose: Chooser | None = None, encoded: Encoded | None = None) -> list[Parsed]:
     """Greedy decoding of one batch by one engine or an ensemble of engines in lockstep (`NumpyParser.parse`),
