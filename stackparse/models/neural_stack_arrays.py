@@ -113,9 +113,9 @@ SMALL_PRODUCT = 1_000_000
 NARROWEST = 64
 """Column blocks narrower than this cost more than they save (at about 32 rows): one product instead."""
 TRANSPOSED_UP_TO = 96
-"""Column blocks of a column-major W at most this wide are used in place: OpenBLAS's small kernel takes them as
-a transposed operand faster than a row-major copy (at 10 rows, for the gates' gradients, W (1024, 512): 0.13 ms
-against 0.16), and wider ones much slower (BENCHMARKS.md)."""
+"""Column blocks of a column-major W (a backward product's W^T) at most this wide are used in place: OpenBLAS's
+small kernel takes narrow ones as a transposed operand faster than a row-major copy, and wider ones far slower
+(measured at 10 rows: BENCHMARKS.md, "The gates' backward product on W^T in place")."""
 
 
 class _Product:
