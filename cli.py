@@ -355,8 +355,9 @@ def bench(suite, profile, seeds, workers, scheduler, out, columns, quiet):
     _on_interrupt(lambda: f"the finished runs are kept in {out}; the same command runs the others")
     start = time.perf_counter()
     done = run_benchmark(suite, out, profile, seeds, workers, scheduler, progress=not quiet, columns=columns)
-    click.echo(f"{done.jobs} runs: {done.skipped} finished before, {done.ran} run now ({done.failed} failed) "
-               f"in {time.perf_counter() - start:.0f} s")
+    continued = f", {done.continued} kept runs continued" if done.continued else ""
+    click.echo(f"{done.jobs} runs: {done.skipped} finished before, {done.ran} run now{continued} ({done.failed} "
+               f"failed) in {time.perf_counter() - start:.0f} s")
     click.echo(_report(out))
 
 

@@ -49,6 +49,35 @@ def test_bench_runs_the_grid_and_reports_every_metric_of_the_run_it_keeps_beside
     assert f"(lr {best['config']['train']['lr']}, seed 1)" in report and "lowest validation.train_loss" in report
 
 
+def test_the_kept_run_of_each_cell_is_continued_under_the_profiles_settings_once_its_grid_has_finished(
+        tmp_path, monkeypatch):
+    tiny = suites.Suite("tiny-continued", "a smoke suite", ("copy",),
+                        (suites.Column("neural-queue", "neural-queue", {"hidden": 4, "memory_size": 3},
+                                       data_settings={"epoch_size": 4, "validation_size": 2}),),
+                        grefenstette_table3("test coarse"), metric="coarse_accuracy",
+                        # a budget that one epoch spends; continued, a budget that three epochs do not
+                        overrides={"train": TrainConfig(epochs=3, batch_size=2, bptt=0, max_minutes=1e-6),
+                                   "test_n": (65, 65)},
+                        grid={"lr": (0.01, 0.001)}, select="validation.train_loss",
+                        profiles={"full": suites.Profile(1, continued={"max_minutes": 60.0})})
+    monkeypatch.setitem(suites.SUITES, tiny.name, tiny)
+
+    def bench():
+        done = CliRunner().invoke(cli.main, ["bench", tiny.name, "--out", str(tmp_path)])
+        assert done.exit_code == 0, done.output
+        return done.output, {p.parent.name: json.loads(p.read_text()) for p in tmp_path.glob("*/result.json")}
+
+    output, runs = bench()
+    assert "2 runs: 0 finished before, 2 run now, " in output and "kept runs continued (0 failed)" in output
+    epochs = {key: len((tmp_path / key / "log.jsonl").read_text().splitlines()) for key in runs}
+    for key, r in runs.items():     # continued: resumed from its first epoch to its third, not redone
+        assert epochs[key] == (3 if r["config"]["train"]["max_minutes"] == 60.0 else 1)
+    kept_run = kept(list(runs.values()), tiny.select, ("task", "label"))[0]
+    assert kept_run["config"]["train"]["max_minutes"] == 60.0             # the run the report keeps was continued
+    again, _ = bench()
+    assert "2 runs: 2 finished before, 0 run now (0 failed)" in again     # nothing is continued twice
+
+
 def result(task, label, seed, lr, loss, accuracy):
     """A run's record, as the runner writes it, with only what the report reads."""
     return {"job": {"task": task, "label": label, "model": label, "seed": seed, "point": {"lr": lr}},

@@ -128,11 +128,13 @@ def _version(package: str) -> str:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one `run_benchmark` did: jobs in all, already finished before, run now, failed now."""
+    """What one `run_benchmark` did: jobs in all, already finished before, run now, failed now, and kept runs
+    continued now (`continuations`)."""
     jobs: int
     skipped: int
     ran: int
     failed: int
+    continued: int = 0
 
 
 def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int | None = None,
@@ -146,18 +148,52 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
     out = Path(out)
     parts = suite_parts(name)
     _claim(out, name, profile, seeds or parts[0].profile(profile).seeds)
-    jobs = []
+    jobs, later = [], []
     for suite in parts:
         part_out = out if len(parts) == 1 else out / suite.name
         n = seeds or suite.profile(profile).seeds
         _claim(part_out, suite.name, profile, n)
-        jobs += [(job, part_out.resolve()) for job in suite.jobs(n, profile)     # absolute: workers may start elsewhere
-                 if columns in job.label]
+        mine = [(job, part_out.resolve()) for job in suite.jobs(n, profile)     # absolute: workers may start elsewhere
+                if columns in job.label]
+        jobs += mine
+        later.append((suite, mine))
     if not jobs:
         raise UserError(f"no column of {name} has {columns!r} in its label")
     todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]
     failed = _execute(todo, len(jobs), name, workers, scheduler, progress) if todo else 0
-    return Outcome(len(jobs), len(jobs) - len(todo), len(todo), failed)
+    continued = 0
+    # until every cell's kept run is a continued one: a continued run may lose the selection to another of its cell
+    while again := [c for suite, mine in later for c in continuations(suite, suite.profile(profile), mine)]:
+        for job, d in again:        # its record is of the shorter run: the continued run writes its own
+            (d / job.key / "result.json").unlink()
+        failed += _execute(again, len(again), f"{name}, kept runs continued", workers, scheduler, progress)
+        continued += len(again)
+    return Outcome(len(jobs), len(jobs) - len(todo), len(todo), failed, continued)
+
+
+def continuations(suite, profile, jobs: list[tuple[Job, Path]]) -> list[tuple[Job, Path]]:
+    """The profile's `continued` jobs: of each task and column whose runs have all finished, the run that the suite's
+    selection keeps, with the profile's `continued` train settings over its own (the same key: it resumes from its
+    checkpoint), unless its record is of those settings already (a run is continued once). The selection is the
+    report's (`kept`)."""
+    from stackparse.benchmarks.report import kept
+    if not profile.continued or not suite.select:
+        return []
+    cells = {}
+    for job, d in jobs:
+        cells.setdefault((job.task, job.label), []).append((job, d))
+    again = []
+    for cell in cells.values():
+        paths = [d / job.key / "result.json" for job, d in cell]
+        if not all(path.is_file() for path in paths):
+            continue
+        records = [json.loads(path.read_text()) for path in paths]
+        best = kept(records, suite.select, ("task", "label"))[0]
+        job, d = cell[records.index(best)]
+        longer = dataclasses.replace(job, train_settings={**job.train_settings, **profile.continued})
+        if best["job"]["train_settings"] != json.loads(json.dumps(longer.train_settings)):     # as recorded
+            again.append((longer, d))
+    return again
 
 
 def _claim(out: Path, suite: str, profile: str, seeds: int) -> None:

@@ -97,6 +97,10 @@ class Profile:
     note: str = ""
     model_settings: dict = field(default_factory=dict)
     grid: dict | None = None
+    continued: dict = field(default_factory=dict)
+    """Train settings under which each task's and column's kept run (the suite's `select`, over its grid and seeds)
+    resumes from its checkpoint once all of them have finished: a longer budget for the run the selection keeps
+    ({}: none). The runner does it before the report (`stackparse.benchmarks.runner.continuations`)."""
 
 
 FULL = Profile(3, note="the suite's own settings")
@@ -202,6 +206,11 @@ TABLE3 = "Grefenstette et al. 2015, Table 3"
 # its 100 batches (the trainer's: per scored symbol, divided by the batch's 10 sequences; the same order as the
 # perplexity). The budget is the profile's: the paper trains "an unbounded number of steps".
 RATES = (5e-3, 1e-3, 5e-4, 1e-4, 5e-5)
+# The paper reports each model at convergence, which this machine cannot reach for every run of the grid: the full
+# profiles train every run 10 minutes, then continue the one the rule keeps (of each task and column) to 30 minutes
+# of training, resuming it (RMSProp's moments start afresh there: a checkpoint does not hold them). The selection is
+# so made at 10 minutes, not at convergence; the budget goes where the selection puts it (docs/benchmarks.md).
+CONTINUED_MINUTES = 30.0
 # The deque runs at its default start (the queue's) and at its stack-like start: each learns tasks the other does not
 # (docs/deque.md), and the paper restarted its runs until they learnt (Appendix B), so the selection rule keeps one of
 # the two as it keeps one of the rates.
@@ -215,10 +224,13 @@ TRANSDUCTION_PROFILES = {
                                                             "per run"),
     "medium": Profile(1, {"max_minutes": 3.0}, grid={"lr": (5e-3, 1e-3)},
                       note="1 seed, RMSProp at 5e-3 and 1e-3, 3 minutes of training per run"),
-    "full": Profile(1, {"max_minutes": 10.0}, note="1 seed, the paper's five rates, 10 minutes of training per run "
-                                                   "(the paper: until convergence)"),
+    "full": Profile(1, {"max_minutes": 10.0}, continued={"max_minutes": CONTINUED_MINUTES},
+                    note=f"1 seed, the paper's five rates, 10 minutes of training per run, the run kept continued to "
+                         f"{CONTINUED_MINUTES:g} minutes (the paper: until convergence)"),
     "full-512": Profile(1, {"max_minutes": 10.0}, grid={"hidden": (256, 512), "lr": RATES},
-                        note="1 seed, 256 and 512 units, the paper's five rates, 10 minutes of training per run"),
+                        continued={"max_minutes": CONTINUED_MINUTES},
+                        note=f"1 seed, 256 and 512 units, the paper's five rates, 10 minutes of training per run, the "
+                             f"run kept continued to {CONTINUED_MINUTES:g} minutes"),
     "today": Profile(1, {**TODAY_TRAINING["train"], "max_minutes": 3.0}, TODAY_TRAINING["data"], grid={},
                      model_settings=TODAY_MODELS,
                      note="1 seed, this project's earlier recipe: 64 units, 64-dimensional values, a zero h_0, Adam "
