@@ -20,7 +20,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from stackparse.experiments.sequence import load  # noqa: E402
 
 RANGES = ((8, 20), (30, 45), (50, 64))
-SIGNALS = {2: ("push", "pop"), 4: ("top push", "top pop", "bottom push", "bottom pop")}
 
 
 def main() -> None:
@@ -29,7 +28,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=12)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    print("| run | lengths | loss per symbol | gradient share: " + ", ".join(SIGNALS[4]) + " | same sign |")
+    print("| run | lengths | loss per symbol | gradient share: push, pop (the deque: top, then bottom) | same sign |")
     print("|---|---|---|---|---|")
     for run in args.runs:
         _, objective = load(run)
