@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from stackparse.benchmarks import suites
-from stackparse.benchmarks.report import write_report
-from stackparse.benchmarks.runner import load_results, run_benchmark
+from stackparse.benchmarks.report import load_results, write_report
+from stackparse.benchmarks.runner import run_benchmark
 from stackparse.experiments import run
 from stackparse.experiments.language_model import (EOS, UNK, CorpusConfig, LanguageModel, LanguageModelSettings,
                                                    TreebankCorpus)

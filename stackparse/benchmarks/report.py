@@ -25,6 +25,11 @@ def _label(result: dict) -> str:
     return result["job"].get("label") or result["job"]["model"]
 
 
+def load_results(out: Path | str) -> list[dict]:
+    """The records of the runs finished in `out` (their `result.json`, `stackparse.benchmarks.runner`)."""
+    return [json.loads(p.read_text()) for p in sorted(Path(out).glob("*/result.json"))]
+
+
 def metric_value(result: dict, metric: str) -> float:
     """A run's metric by name, or by a dotted path into its metrics ("validation.val_accuracy")."""
     value = result["metrics"]
@@ -203,7 +208,6 @@ def _selection(suite: Suite, profile: str) -> str:
 def write_benchmark_report(out: Path) -> str:
     """The report of the benchmark directory `out` (see `write_report`); a composite's parts are
     reported into their directories and joined into out/report.md."""
-    from stackparse.benchmarks.runner import load_results
     if not (Path(out) / "suite.json").is_file():
         raise UserError(f"{out}: not a benchmark directory (no suite.json)")
     held = json.loads((Path(out) / "suite.json").read_text())

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from stackparse.benchmarks.report import kept
 from stackparse.benchmarks.suites import Job, suite_parts
 from stackparse.config import SettingError, to_dict, write_json
 from stackparse.errors import UserError
@@ -176,7 +177,6 @@ def continuations(suite, profile, jobs: list[tuple[Job, Path]]) -> list[tuple[Jo
     selection keeps, with the profile's `continued` train settings over its own (the same key: it resumes from its
     checkpoint), unless its record is of those settings already (a run is continued once). The selection is the
     report's (`kept`)."""
-    from stackparse.benchmarks.report import kept
     if not profile.continued or not suite.select:
         return []
     cells = {}
@@ -269,7 +269,3 @@ def _client(workers: int, scheduler: str | None):
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         yield client
-
-
-def load_results(out: Path | str) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(Path(out).glob("*/result.json"))]
