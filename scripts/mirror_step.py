@@ -9,6 +9,7 @@ pass are printed: on a shared machine the fastest is the least disturbed.
 
     OPENBLAS_NUM_THREADS=1 taskset -c 0 python scripts/mirror_step.py neural-stack neural-queue neural-deque
     python scripts/mirror_step.py neural-deque --batches 40 --repeats 7
+    python scripts/mirror_step.py neural-stack --hidden 8 --memory-size 8    # the step's fixed cost: no arithmetic
 """
 import argparse
 import statistics
@@ -44,12 +45,16 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hidden", type=int, default=0, help="controller units (0: the model's default)")
+    parser.add_argument("--memory-size", type=int, default=0, help="memory values' size (0: the model's default)")
     args = parser.parse_args()
     task = get_task("reversal")
     call = neural_stack_arrays._Product.__call__
     for name in args.models:
         cls = get_model_class(name)
-        model = cls(dy.ParameterCollection(), cls.Config(), len(task.symbols), len(task.outputs))
+        sizes = {"hidden": args.hidden, "memory_size": args.memory_size}
+        config = cls.Config(**{name: value for name, value in sizes.items() if value})
+        model = cls(dy.ParameterCollection(), config, len(task.symbols), len(task.outputs))
         rng = np.random.default_rng(args.seed)
         batches = [[task.sample(rng, int(n)) for _ in range(10)] for n in rng.integers(8, 65, args.batches)]
         steps = sum(len(batch[0].inputs) for batch in batches)
