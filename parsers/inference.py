@@ -552,8 +552,8 @@ def encode_batch(engines: Sequence[NumpyParser], sentences, predict_tags: bool =
     predict = to_tag(sentences, config.tagger, predict_tags)
     taggings = [e.tag_scores(sentences, [True] * len(sentences) if score_all else predict) for e in engines]
     expected = any(e.config.tag_reading == "expected" for e in engines)
-    tags = [choose_tags([t.scores[i] for t in taggings], expected) if predict[i] and taggings[0].scores[i] is not None
-            else None for i in range(len(sentences))]
+    tags = [choose_tags([t.scores[i] for t in taggings], expected) if predict[i] else None
+            for i in range(len(sentences))]
     return Encoded(taggings, tags, [e.encode(sentences, t, tags) for e, t in zip(engines, taggings)])
 
 

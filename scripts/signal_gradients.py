@@ -8,6 +8,7 @@ through the model's numpy mirror (the trainer's own gradient); printed per range
 positive = gradient descent lowers that signal), and in how many of the minibatches its sign is the mean's.
 
     python scripts/signal_gradients.py runs/reversal-B runs/copy-B --batches 12
+    python scripts/signal_gradients.py runs/reversal-B --untrained      # a fresh model of the run's settings
 """
 import argparse
 import sys
@@ -27,11 +28,12 @@ def main() -> None:
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--batches", type=int, default=12)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--untrained", action="store_true", help="a freshly initialised model of each run's settings instead of its trained one")
     args = parser.parse_args()
     print("| run | lengths | loss per symbol | gradient share: push, pop (the deque: top, then bottom) | same sign |")
     print("|---|---|---|---|---|")
     for run in args.runs:
-        _, objective = load(run)
+        _, objective = load(run, trained=not args.untrained)
         mirror, task = objective.model.array_mirror(), objective.task
         rng = np.random.default_rng(args.seed)
         for low, high in RANGES:

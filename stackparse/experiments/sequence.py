@@ -106,14 +106,16 @@ class SequenceExperiment(Kind):
         return {"task": s.task, "model": s.model, "seed": s.train.seed, **report.to_dict()}
 
 
-def load(run_dir: Path | str) -> tuple[SequenceExperiment, SequenceObjective]:
-    """The experiment and the trained model (best parameters) of a finished run directory, for `inspect`."""
+def load(run_dir: Path | str, trained: bool = True) -> tuple[SequenceExperiment, SequenceObjective]:
+    """The experiment and the trained model (best parameters) of a finished run directory, for `inspect`; with
+    `trained` false, a freshly initialised model of the run's settings instead (DyNet's random state as it stands)."""
     run_dir = Path(run_dir)
     if not (run_dir / "config.json").is_file() or not (run_dir / "best" / "params").is_file():
         raise UserError(f"{run_dir}: not a finished run (config.json or best/params missing)")
     experiment = SequenceExperiment(_saved_settings(run_dir / "config.json"))
     objective = experiment.build(experiment.settings.train.seed)
-    objective.restore(run_dir / "best")
+    if trained:
+        objective.restore(run_dir / "best")
     return experiment, objective
 
 
