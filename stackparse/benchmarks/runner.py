@@ -21,6 +21,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -161,14 +162,20 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
     if not jobs:
         raise UserError(f"no column of {name} has {columns!r} in its label")
     todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]
-    failed = _execute(todo, len(jobs), name, workers, scheduler, progress) if todo else 0
-    continued = 0
-    # until every cell's kept run is a continued one: a continued run may lose the selection to another of its cell
-    while again := [c for suite, mine in later for c in continuations(suite, suite.profile(profile), mine)]:
-        for job, d in again:        # its record is of the shorter run: the continued run writes its own
-            (d / job.key / "result.json").unlink()
-        failed += _execute(again, len(again), f"{name}, kept runs continued", workers, scheduler, progress)
-        continued += len(again)
+    cells = {}          # (directory, task, column) -> its suite part and jobs, for the continuations
+    for suite, mine in later:
+        for job, d in mine:
+            cells.setdefault((d, job.task, job.label), (suite, []))[1].append((job, d))
+
+    def follow(job: Job, d: Path) -> list[tuple[Job, Path]]:
+        """The continuation due once `job` has finished, if its cell is then complete (none while it is not)."""
+        suite, cell = cells[d, job.task, job.label]
+        return continuations(suite, suite.profile(profile), cell)
+
+    # cells complete before this invocation whose kept run is not yet a continued one (an earlier one was stopped)
+    due = [c for suite, mine in later for c in continuations(suite, suite.profile(profile), mine)]
+    failed, continued = _execute(todo, due, len(jobs), name, workers, scheduler, progress, follow) \
+        if todo or due else (0, 0)
     return Outcome(len(jobs), len(jobs) - len(todo), len(todo), failed, continued)
 
 
@@ -208,29 +215,53 @@ def _claim(out: Path, suite: str, profile: str, seeds: int) -> None:
     write_json(path, {"suite": suite, "profile": profile, "seeds": seeds})
 
 
-def _execute(todo: list[tuple[Job, Path]], total: int, desc: str, workers: int, scheduler: str | None,
-             progress: bool = True) -> int:
-    """Run `todo` on Dask with a progress bar (done / running / failed, the epochs of the runs under way);
-    returns the failed count."""
+def _execute(todo: list[tuple[Job, Path]], due: list[tuple[Job, Path]], total: int, desc: str, workers: int,
+             scheduler: str | None, progress: bool = True, follow=lambda job, d: []) -> tuple[int, int]:
+    """Run `todo` on Dask with a progress bar (done / running / failed, the epochs of the runs under way), and the
+    continuations `due` first; as each job finishes, the continuations `follow(job, d)` gives it go ahead of the
+    jobs waiting, so that a cell's kept run continues as soon as its cell is complete, not after every cell. Jobs go
+    to Dask only as its workers' threads free up (Dask runs the jobs it holds in an order of its own). A continued run
+    may lose the selection to another of its cell, which is then continued in turn, until every cell's kept run is
+    a continued one. Returns the failed and the continued counts."""
     from distributed import as_completed
 
-    failed, token = 0, uuid.uuid4().hex[:8]
+    failed, continued, token = 0, 0, uuid.uuid4().hex[:8]
+    waiting, futures = deque(todo), {}
     with _client(workers, scheduler) as client, \
             tqdm(total=total, initial=total - len(todo), desc=desc, unit="run", disable=not progress) as bar:
-        # a key per job: two parts of a composite may hold jobs of the same name
-        futures = {client.submit(run_job, job, d, key=f"{d.name}/{job.key}-{token}", pure=False): (job, d)
-                   for job, d in todo}
-        finished, shown = as_completed(futures), None
-        while not finished.is_empty():
+        finished = as_completed()
+
+        def go_on(job: Job, d: Path) -> None:
+            """Queue a kept run's continuation ahead of the jobs waiting."""
+            nonlocal continued
+            (d / job.key / "result.json").unlink()   # the record of the shorter run: the continued run writes its own
+            continued += 1
+            bar.total += 1
+            waiting.appendleft((job, d))
+
+        for job, d in reversed(due):
+            go_on(job, d)
+        shown = None
+        while waiting or not finished.is_empty():
+            while waiting and finished.count() < max(sum(client.nthreads().values()), 1):
+                job, d = waiting.popleft()
+                # a key per job: two parts of a composite may hold jobs of the same name; a continued job, its own
+                future = client.submit(run_job, job, d, key=f"{d.name}/{job.key}-{token}-{len(futures)}", pure=False)
+                futures[future] = job, d
+                finished.add(future)
             for future in finished.next_batch(block=False):
-                failed += "error" in _outcome(future, *futures[future])
+                job, d = futures[future]
+                failed += "error" in _outcome(future, job, d)
                 bar.update()
-            counts = {"running": _running(client, futures), "failed": failed, **_epochs(todo)}
+                for again in reversed(follow(job, d)):
+                    go_on(*again)
+            running = [(job, d) for f, (job, d) in futures.items() if not f.done()]
+            counts = {"running": _running(client, futures), "failed": failed, **_epochs(running)}
             if counts != shown:          # not every poll: the bar also goes to log files
                 bar.set_postfix(counts)
                 shown = counts
             time.sleep(0.5)
-    return failed
+    return failed, continued
 
 
 def _epochs(todo: list[tuple[Job, Path]]) -> dict[str, str]:

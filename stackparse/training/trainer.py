@@ -403,8 +403,8 @@ class Trainer:
         out_of_time = _out_of_time(cfg, state)
         done = state.epoch >= cfg.epochs or (cfg.patience > 0 and state.bad_epochs >= cfg.patience) or _stops(cfg, metrics)
         state.finished, state.out_of_time = done or out_of_time, out_of_time and not done
-        with open(out / "log.jsonl", "a", encoding="utf-8") as log:
-            log.write(json.dumps(metrics) + "\n")
+        with open(out / "log.jsonl", "a", encoding="utf-8") as log:       # when: a benchmark's record says it
+            log.write(json.dumps({**metrics, "ended": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n")
         if self.progress:
             tqdm.write(f"run {state.restart} epoch {state.epoch}/{cfg.epochs}: " + "  ".join(
                 f"{k} {v:.4g}" for k, v in metrics.items() if isinstance(v, float)))
