@@ -216,7 +216,7 @@ def _claim(out: Path, suite: str, profile: str, seeds: int) -> None:
 
 
 def _execute(todo: list[tuple[Job, Path]], due: list[tuple[Job, Path]], total: int, desc: str, workers: int,
-             scheduler: str | None, progress: bool = True, follow=lambda job, d: []) -> tuple[int, int]:
+             scheduler: str | None, progress: bool, follow) -> tuple[int, int]:
     """Run `todo` on Dask with a progress bar (done / running / failed, the epochs of the runs under way), and the
     continuations `due` first; as each job finishes, the continuations `follow(job, d)` gives it go ahead of the
     jobs waiting, so that a cell's kept run continues as soon as its cell is complete, not after every cell. Jobs go
