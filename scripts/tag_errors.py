@@ -1,0 +1,58 @@
+"""Where the parser's attachment score on its own tags goes: each word of a treebank in one of four groups (its own
+UPOS predicted wrong; its head's wrong; another word's of its sentence wrong; its sentence tagged right), with the
+group's LAS in the parse on the gold UPOS and in the parse on the tagger's tags, and the points of the total LAS the
+group loses between the two. Also the UAS of the mis-tagged words and their commonest confusions.
+
+    python cli.py parse RUN TREEBANK --predict-tags -o own.conllu
+    python cli.py parse RUN TREEBANK -o gold.conllu
+    python scripts/tag_errors.py TREEBANK own.conllu gold.conllu
+
+LAS here compares universal relations (subtypes dropped), as `evaluate`'s "LAS (universal)".
+"""
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from parsers.conllu_io import read_conllu  # noqa: E402
+
+GROUPS = ("its own tag wrong", "its head's tag wrong", "another tag of its sentence wrong", "its sentence tagged right")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("treebank")
+    parser.add_argument("own", help="the parse on the tagger's tags (parse --predict-tags)")
+    parser.add_argument("gold", help="the parse on the treebank's UPOS")
+    args = parser.parse_args()
+    counts = {group: [0, 0, 0] for group in GROUPS}            # words, LAS-right on gold UPOS, on own tags
+    attached, confusions = [0, 0], Counter()
+    for g, o, p in zip(*(read_conllu(path)[0] for path in (args.treebank, args.own, args.gold)), strict=True):
+        wrong = [gw.upos != ow.upos for gw, ow in zip(g.words, o.words, strict=True)]
+        for i, (gw, ow, pw) in enumerate(zip(g.words, o.words, p.words)):
+            right = [w.head == gw.head and w.deprel.split(":")[0] == gw.deprel.split(":")[0] for w in (pw, ow)]
+            group = GROUPS[0 if wrong[i] else 1 if gw.head and wrong[gw.head - 1] else 2 if any(wrong) else 3]
+            c = counts[group]
+            c[0], c[1], c[2] = c[0] + 1, c[1] + right[0], c[2] + right[1]
+            if wrong[i]:
+                attached[0] += pw.head == gw.head
+                attached[1] += ow.head == gw.head
+                confusions[gw.upos, ow.upos] += 1
+    n = sum(c[0] for c in counts.values())
+    print("| word | words | share | LAS, gold UPOS | LAS, own tags | points of the total LAS lost |")
+    print("|---|---|---|---|---|---|")
+    for group, (k, gold, own) in counts.items():
+        print(f"| {group} | {k} | {100 * k / n:.1f} % | {100 * gold / k:.2f} | {100 * own / k:.2f} | "
+              f"{100 * (gold - own) / n:.2f} |")
+    gold, own = (sum(c[j] for c in counts.values()) for j in (1, 2))
+    print(f"| all | {n} | | {100 * gold / n:.2f} | {100 * own / n:.2f} | {100 * (gold - own) / n:.2f} |")
+    k = counts[GROUPS[0]][0]
+    print(f"\nmis-tagged words, UAS: {100 * attached[0] / k:.2f} on gold UPOS, {100 * attached[1] / k:.2f} on own tags")
+    print("commonest confusions (gold -> predicted): " + ", ".join(
+        f"{a} -> {b} {count}" for (a, b), count in confusions.most_common(8)))
+
+
+if __name__ == "__main__":
+    main()
