@@ -45,7 +45,7 @@ def evaluate(gold: list[Sentence], pred: list[Sentence]) -> Scores:
         ConlluError: the files differ in sentences or words; the message names the first place.
         ValueError: there is no word to score.
     """
-    _check_same_words(gold, pred)
+    check_same_words(gold, pred)
     words = heads = labels = universal = upos = xpos = 0
     for gold_sentence, pred_sentence in zip(gold, pred):
         for gold_word, pred_word in zip(gold_sentence.words, pred_sentence.words):
@@ -55,7 +55,7 @@ def evaluate(gold: list[Sentence], pred: list[Sentence]) -> Scores:
             if gold_word.head == pred_word.head:
                 heads += 1
                 labels += gold_word.deprel == pred_word.deprel
-                universal += _universal(gold_word.deprel) == _universal(pred_word.deprel)
+                universal += universal_relation(gold_word.deprel) == universal_relation(pred_word.deprel)
     if words == 0:
         raise ValueError("no words to evaluate")
     return Scores(words, *(100.0 * count / words for count in (heads, labels, universal, upos, xpos)))
@@ -66,12 +66,12 @@ def evaluate_files(gold_path: str | os.PathLike, pred_path: str | os.PathLike) -
     return evaluate(read_conllu(gold_path)[0], read_conllu(pred_path)[0])
 
 
-def _universal(deprel: str) -> str:
+def universal_relation(deprel: str) -> str:
     """The universal relation without its language-specific subtype: "obl:tmod" -> "obl"."""
     return deprel.split(":", 1)[0]
 
 
-def _check_same_words(gold: list[Sentence], pred: list[Sentence]) -> None:
+def check_same_words(gold: list[Sentence], pred: list[Sentence]) -> None:
     """Raise ConlluError at the first sentence or word where `pred` does not follow `gold`."""
     for gold_sentence, pred_sentence in zip(gold, pred):
         where = f"gold {gold_sentence.path}:{gold_sentence.line}"

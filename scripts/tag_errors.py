@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parsers.conllu_io import read_conllu  # noqa: E402
+from parsers.evaluate import check_same_words, universal_relation  # noqa: E402
 
 GROUPS = ("its own tag wrong", "its head's tag wrong", "another tag of its sentence wrong", "its sentence tagged right")
 
@@ -29,10 +30,14 @@ def main() -> None:
     args = parser.parse_args()
     counts = {group: [0, 0, 0] for group in GROUPS}            # words, LAS-right on gold UPOS, on own tags
     attached, confusions = [0, 0], Counter()
-    for g, o, p in zip(*(read_conllu(path)[0] for path in (args.treebank, args.own, args.gold)), strict=True):
-        wrong = [gw.upos != ow.upos for gw, ow in zip(g.words, o.words, strict=True)]
+    treebank, own, gold = (read_conllu(path)[0] for path in (args.treebank, args.own, args.gold))
+    check_same_words(treebank, own)
+    check_same_words(treebank, gold)
+    for g, o, p in zip(treebank, own, gold):
+        wrong = [gw.upos != ow.upos for gw, ow in zip(g.words, o.words)]
         for i, (gw, ow, pw) in enumerate(zip(g.words, o.words, p.words)):
-            right = [w.head == gw.head and w.deprel.split(":")[0] == gw.deprel.split(":")[0] for w in (pw, ow)]
+            right = [w.head == gw.head and universal_relation(w.deprel) == universal_relation(gw.deprel)
+                     for w in (pw, ow)]
             group = GROUPS[0 if wrong[i] else 1 if gw.head and wrong[gw.head - 1] else 2 if any(wrong) else 3]
             c = counts[group]
             c[0], c[1], c[2] = c[0] + 1, c[1] + right[0], c[2] + right[1]

@@ -150,22 +150,19 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
     out = Path(out)
     parts = suite_parts(name)
     _claim(out, name, profile, seeds or parts[0].profile(profile).seeds)
-    jobs, later = [], []
+    jobs, cells = [], {}    # cells: (directory, task, column) -> its suite part and jobs, for the continuations
     for suite in parts:
         part_out = out if len(parts) == 1 else out / suite.name
         n = seeds or suite.profile(profile).seeds
         _claim(part_out, suite.name, profile, n)
-        mine = [(job, part_out.resolve()) for job in suite.jobs(n, profile)     # absolute: workers may start elsewhere
-                if columns in job.label]
-        jobs += mine
-        later.append((suite, mine))
+        for job in suite.jobs(n, profile):
+            if columns in job.label:
+                d = part_out.resolve()                  # absolute: workers may start elsewhere
+                jobs.append((job, d))
+                cells.setdefault((d, job.task, job.label), (suite, []))[1].append((job, d))
     if not jobs:
         raise UserError(f"no column of {name} has {columns!r} in its label")
     todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]
-    cells = {}          # (directory, task, column) -> its suite part and jobs, for the continuations
-    for suite, mine in later:
-        for job, d in mine:
-            cells.setdefault((d, job.task, job.label), (suite, []))[1].append((job, d))
 
     def follow(job: Job, d: Path) -> list[tuple[Job, Path]]:
         """The continuation due once `job` has finished, if its cell is then complete (none while it is not)."""
@@ -173,7 +170,7 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
         return continuations(suite, suite.profile(profile), cell)
 
     # cells complete before this invocation whose kept run is not yet a continued one (an earlier one was stopped)
-    due = [c for suite, mine in later for c in continuations(suite, suite.profile(profile), mine)]
+    due = [c for suite, cell in cells.values() for c in continuations(suite, suite.profile(profile), cell)]
     failed, continued = _execute(todo, due, len(jobs), name, workers, scheduler, progress, follow) \
         if todo or due else (0, 0)
     return Outcome(len(jobs), len(jobs) - len(todo), len(todo), failed, continued)
