@@ -294,6 +294,9 @@ class StackLSTMParser:
             self.pretrained_index = {w: i + 1 for i, w in enumerate(words)}      # 0: no vector
             init = np.vstack([np.zeros((1, matrix.shape[1]), dtype=np.float32), matrix])
             self.pretrained = self.pc.add_lookup_parameters(init.shape, init=init, name="pretrained")
+            # Fixed (§3.3): tuning would move only the training words' rows, away from the unseen words'
+            # rows they share a space with, which are the reason to have pretrained vectors at all.
+            self.pretrained.set_updated(False)
             parts.append(matrix.shape[1])
         self.V = [self.pc.add_parameters((c.token_dim, p)) for p in parts]
         self.b = self.pc.add_parameters((c.token_dim,), init=0.0)

@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from parsers.api import Parser, evaluate_parser, train_parser
@@ -90,8 +91,10 @@ def test_pretrained_vectors_are_used_saved_and_checked(tmp_path):
     (tmp_path / "vec.txt").write_text(f"{len(rows)} 6\n" + "\n".join(rows) + "\n")
     config = dataclasses.replace(TINY, vectors=str(tmp_path / "vec.txt"))
     parser, _ = train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run", config,
-                             dataclasses.replace(TINY_TRAINING, epochs=1), progress=False)
+                             dataclasses.replace(TINY_TRAINING, epochs=1, average=0), progress=False)
     assert len(parser.model.pretrained_index) == 50
+    given = [[float(x) for x in row.split()[1:]] for row in rows]
+    assert parser.model.pretrained.as_array()[1:] == pytest.approx(np.array(given), abs=1e-6)    # fixed: not tuned
     again = Parser.load(tmp_path / "run")
     assert [s.heads for s in again.parse(train)] == [s.heads for s in parser.parse(train)]
     (tmp_path / "bad.txt").write_text("the 0.1 0.2\nof 0.3\n")
