@@ -1,11 +1,12 @@
 """Where the parser's attachment score on its own tags goes: each word of a treebank in one of four groups (its own
 UPOS predicted wrong; its head's wrong; another word's of its sentence wrong; its sentence tagged right), with the
 group's LAS in the parse on the gold UPOS and in the parse on the tagger's tags, and the points of the total LAS the
-group loses between the two. Also the UAS of the mis-tagged words and their commonest confusions.
+group loses between the two. Also the UAS of the mis-tagged words and their commonest confusions, and with
+`--train`, how often the tagger errs on words seen in that training treebank never, 1-4 times, or more.
 
     python cli.py parse RUN TREEBANK --predict-tags -o own.conllu
     python cli.py parse RUN TREEBANK -o gold.conllu
-    python scripts/tag_errors.py TREEBANK own.conllu gold.conllu
+    python scripts/tag_errors.py TREEBANK own.conllu gold.conllu [--train TRAIN.conllu]
 
 LAS here compares universal relations (subtypes dropped), as `evaluate`'s "LAS (universal)".
 """
@@ -27,6 +28,7 @@ def main() -> None:
     parser.add_argument("treebank")
     parser.add_argument("own", help="the parse on the tagger's tags (parse --predict-tags)")
     parser.add_argument("gold", help="the parse on the treebank's UPOS")
+    parser.add_argument("--train", help="the training treebank: the tagger's errors by the words' training counts")
     args = parser.parse_args()
     counts = {group: [0, 0, 0] for group in GROUPS}            # words, LAS-right on gold UPOS, on own tags
     attached, confusions = [0, 0], Counter()
@@ -48,15 +50,28 @@ def main() -> None:
     n = sum(c[0] for c in counts.values())
     print("| word | words | share | LAS, gold UPOS | LAS, own tags | points of the total LAS lost |")
     print("|---|---|---|---|---|---|")
-    for group, (k, gold, own) in counts.items():
-        print(f"| {group} | {k} | {100 * k / n:.1f} % | {100 * gold / k:.2f} | {100 * own / k:.2f} | "
-              f"{100 * (gold - own) / n:.2f} |")
-    gold, own = (sum(c[j] for c in counts.values()) for j in (1, 2))
-    print(f"| all | {n} | | {100 * gold / n:.2f} | {100 * own / n:.2f} | {100 * (gold - own) / n:.2f} |")
+    for group, (k, on_gold, on_own) in counts.items():
+        print(f"| {group} | {k} | {100 * k / n:.1f} % | {100 * on_gold / k:.2f} | {100 * on_own / k:.2f} | "
+              f"{100 * (on_gold - on_own) / n:.2f} |")
+    on_gold, on_own = (sum(c[j] for c in counts.values()) for j in (1, 2))
+    print(f"| all | {n} | | {100 * on_gold / n:.2f} | {100 * on_own / n:.2f} | {100 * (on_gold - on_own) / n:.2f} |")
     k = counts[GROUPS[0]][0]
     print(f"\nmis-tagged words, UAS: {100 * attached[0] / k:.2f} on gold UPOS, {100 * attached[1] / k:.2f} on own tags")
     print("commonest confusions (gold -> predicted): " + ", ".join(
         f"{a} -> {b} {count}" for (a, b), count in confusions.most_common(8)))
+    if args.train:
+        seen = Counter(w.form for s in read_conllu(args.train)[0] for w in s.words)
+        bands = {"unseen in training": [0, 0], "seen 1-4 times": [0, 0], "seen 5 times or more": [0, 0]}
+        rows = list(bands.values())
+        for g, o in zip(treebank, own):
+            for gw, ow in zip(g.words, o.words):
+                count = seen[gw.form]
+                band = rows[0 if not count else 1 if count < 5 else 2]
+                band[0], band[1] = band[0] + 1, band[1] + (gw.upos != ow.upos)
+        errors = sum(wrong for _, wrong in bands.values())
+        print("UPOS errors by the word's training count: " + ", ".join(
+            f"{band} {k} words, {100 * wrong / k:.1f} % mis-tagged, {100 * wrong / errors:.0f} % of the errors"
+            for band, (k, wrong) in bands.items()))
 
 
 if __name__ == "__main__":

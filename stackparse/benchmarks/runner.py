@@ -155,9 +155,9 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
         part_out = out if len(parts) == 1 else out / suite.name
         n = seeds or suite.profile(profile).seeds
         _claim(part_out, suite.name, profile, n)
+        d = part_out.resolve()                          # absolute: workers may start elsewhere
         for job in suite.jobs(n, profile):
             if columns in job.label:
-                d = part_out.resolve()                  # absolute: workers may start elsewhere
                 jobs.append((job, d))
                 cells.setdefault((d, job.task, job.label), (suite, []))[1].append((job, d))
     if not jobs:

@@ -22,12 +22,13 @@ from stackparse._dynet_views import read, write
 class ParameterAverage:
     """avg <- d^k avg + (1 - d^k) theta every k-th update (k = `every`), d = min(decay, (1 + n) / (10 + n))
     after n updates: TensorFlow's ExponentialMovingAverage warm-up, so the random initial values are
-    forgotten within the first epoch instead of weighing decay^n. Averages every parameter of `pc`
-    (Parameters and LookupParameters); decay 0.999 is a time constant of about 1,000 updates."""
+    forgotten within the first epoch instead of weighing decay^n. Averages every parameter of `pc` that
+    training updates (Parameters and LookupParameters; a fixed one, such as pretrained vectors, is its own
+    average, and reading it would cost the most); decay 0.999 is a time constant of about 1,000 updates."""
 
     def __init__(self, pc: dy.ParameterCollection, decay: float, every: int = 1):
-        self.params = list(pc.parameters_list())
-        self.lookups = list(pc.lookup_parameters_list())
+        self.params = [p for p in pc.parameters_list() if p.is_updated()]
+        self.lookups = [p for p in pc.lookup_parameters_list() if p.is_updated()]
         self.decay, self.every, self.updates = decay, every, 0
         self.values = self._read()
 
