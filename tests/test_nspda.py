@@ -197,6 +197,20 @@ def test_end_marked_tasks_read_the_same_strings_with_a_marker_and_program_exactl
     assert report.error == {"test": 0.0, "test-480": 0.0, "test-960": 0.0, "train": 0.0}
 
 
+@pytest.mark.parametrize("name", ["pda-anbn-random", "pda-dyck2-end-random"])
+def test_random_negative_tasks_differ_in_their_negatives_only(name):
+    near = get_task(name.removesuffix("-random"))
+    task = type(get_task(name))(shipped_pda(name.split("-")[1]), SMALL)
+    assert task.name == name and task.symbols == near.symbols and task.pda.name == near.pda.name
+    examples = task.split("validation")
+    assert {e.targets[-1] for e in examples} == {0, 1}
+    for e in examples:   # labelled by the language's runner, the end marker (if any) not part of the string
+        string = task.decode(e.inputs).removesuffix("$")
+        assert accepts(task.language, string) == bool(e.targets[-1])
+    report = evaluate_splits(programmed_nspda(task.pda, 2), task)
+    assert report.error == {"test": 0.0, "test-480": 0.0, "test-960": 0.0, "train": 0.0}
+
+
 def test_pdas_that_do_not_fit_get_one_line_reasons():
     guess = parse_pda("states: q p\ninput: a\nstack: A\nstart: q\naccept: q\nq a - -> q A\nq a - -> p -\n", "g.pda")
     with pytest.raises(UserError, match="not deterministic"):

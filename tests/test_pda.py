@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from stackparse.errors import UserError
-from stackparse.grammars import (PAPER_SPLITS, Edit, Sampler, Split, accepts, dataset, datasets, load_pda,
+from stackparse.grammars import (PAPER_SPLITS, Edit, Negatives, Sampler, Split, accepts, dataset, datasets, load_pda,
                                  near_miss, parse_pda, shipped_names, shipped_pda)
 
 
@@ -159,6 +159,26 @@ def test_dataset_labels_lengths_and_near_misses(name):
         assert recognizer(s) == label, s
         if not label:
             assert any(recognizer(t) for t in single_edits(s, alphabet)), s
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_random_negatives_are_rejected_strings_of_the_positives_lengths(name):
+    recognizer, alphabet, _, lengths = LANGUAGES[name]
+    examples = dataset(shipped_pda(name), Split(40, 60, (1, 21)), np.random.default_rng(5), Negatives.RANDOM)
+    assert Counter(label for _, label in examples) == {True: 40, False: 60}
+    assert {len(s) for s, _ in examples} <= set(lengths)
+    assert all(recognizer(s) == label for s, label in examples)
+    negatives = [s for s, label in examples if not label]
+    assert set("".join(negatives)) <= set(alphabet) and len(set(negatives)) > 50   # drawn, not edits of a few
+    # near misses are one edit from the language; most random strings of length 9 or more are not
+    far = [s for s in negatives if len(s) >= 9 and not any(recognizer(t) for t in single_edits(s, alphabet))]
+    assert far
+
+
+def test_random_negatives_of_a_language_of_every_string():
+    everything = parse_pda("states: q\ninput: a\nstack: Z\nstart: q\naccept: q\nq a - -> q -\n", "all.pda")
+    with pytest.raises(UserError, match="all: 100 random strings of length 3 are all in the language"):
+        Sampler(everything, 5, Negatives.RANDOM).negative(np.random.default_rng(0), 3)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -1,4 +1,4 @@
-"""Strings of a PDA's language, hard negatives, and the datasets of the NSPDA experiments.
+"""Strings of a PDA's language, negatives (hard or random), and the datasets of the NSPDA experiments.
 
 A. Mali, A. Ororbia and C. L. Giles, "The Neural State Pushdown Automata" (2019/2020) train string
 classifiers on about 2,000 positive and 2,000 negative strings of lengths 1..21 and test them on
@@ -6,8 +6,14 @@ strings up to length 60 and on long strings of lengths 480 and 960. docs/grammar
 - Positives (`Sampler.positive`): exactly n symbols, uniform among the language's strings of that length
   (in general in proportion to their accepting runs), by counting the derivations of the PDA's grammar
   (`stackparse.grammars.cfg`): no rejection.
-- Hard negatives (`near_miss`): one `Edit` of a positive, the first the runner rejects in a random order
-  of the edits; a positive whose every edit is accepted is replaced, up to `ATTEMPTS` times.
+- Negatives (`Negatives`), of two kinds, since the paper never says how its negatives were made:
+  - hard (`near-miss`, the default): one `Edit` of a positive, the first the runner rejects in a random order
+    of the edits; a positive whose every edit is accepted is replaced, up to `ATTEMPTS` times;
+  - random (`random`): a string of the same length drawn uniformly from all strings of the alphabet, redrawn
+    while the runner accepts it (up to `ATTEMPTS` times), the negatives of the recurrent-PDA work the paper
+    builds on. Most such strings are rejected by a finite-state check (a^n b^n: not of the form a*b*), so
+    they measure far less of what a stack adds than near misses do. BENCHMARKS.md sets both beside the
+    paper's baselines.
 - Datasets: lengths uniform among those of the split's range the language has strings of; a negative of
   length n comes from a positive of length n, n - 1 or n + 1 (a change, an insertion or a deletion), so a
   string's length never gives its label away. Strings are drawn with replacement.
@@ -61,12 +67,19 @@ def near_miss(pda: PDA, rng: np.random.Generator, positive: str, edit: Edit) -> 
     return None
 
 
+class Negatives(enum.Enum):
+    """How a negative string is drawn (module docstring)."""
+    NEAR_MISS = "near-miss"
+    RANDOM = "random"
+
+
 class Sampler:
-    """Positives and hard negatives of one PDA's language, of lengths up to `max_length` (negatives of
+    """Positives and negatives of one PDA's language, of lengths up to `max_length` (near misses of
     that length need positives one longer); a UserError for a PDA with an ε-loop (`grammars.cfg`)."""
 
-    def __init__(self, pda: PDA, max_length: int):
+    def __init__(self, pda: PDA, max_length: int, negatives: Negatives = Negatives.NEAR_MISS):
         self.pda = pda
+        self.negatives = negatives
         self.counts = Counts(grammar(pda), max_length + 1, pda.name)
 
     def has_strings(self, n: int) -> bool:
@@ -82,6 +95,20 @@ class Sampler:
         return derive(self.counts, rng, n)
 
     def negative(self, rng: np.random.Generator, n: int) -> str:
+        """A negative of length n of the sampler's kind (module docstring)."""
+        return self.random_negative(rng, n) if self.negatives is Negatives.RANDOM else self.near_miss(rng, n)
+
+    def random_negative(self, rng: np.random.Generator, n: int) -> str:
+        """A string of length n uniform among those of the alphabet, redrawn while the PDA accepts it; a
+        UserError when `ATTEMPTS` draws are all accepted (Σ*)."""
+        alphabet = self.pda.input_symbols
+        for _ in range(ATTEMPTS):
+            string = "".join(alphabet[i] for i in rng.integers(len(alphabet), size=n))
+            if not accepts(self.pda, string):
+                return string
+        raise UserError(f"{self.pda.name}: {ATTEMPTS} random strings of length {n} are all in the language")
+
+    def near_miss(self, rng: np.random.Generator, n: int) -> str:
         """A near miss of length n: one edit of a positive, rejected by the PDA (module docstring). A
         UserError when no string of the language is one edit away in length (say n = 0 when it has the
         empty string and no string of length 1), or no near miss is found in `ATTEMPTS` positives (Σ*)."""
@@ -114,11 +141,13 @@ PAPER_SPLITS = {
 """The splits of the NSPDA experiments (sizes the paper leaves open: see the module docstring)."""
 
 
-def dataset(pda: PDA, split: Split, rng: np.random.Generator) -> list[Labelled]:
-    """`split.positives` positive and `split.negatives` hard negative strings of `pda`'s language, as shuffled (string,
-    label) pairs (module docstring); a UserError when the language has no strings of lengths in the split's range."""
+def dataset(pda: PDA, split: Split, rng: np.random.Generator,
+            negatives: Negatives = Negatives.NEAR_MISS) -> list[Labelled]:
+    """`split.positives` positive and `split.negatives` negative strings (of the kind `negatives`) of `pda`'s language,
+    as shuffled (string, label) pairs (module docstring); a UserError when the language has no strings of lengths in
+    the split's range."""
     lo, hi = split.lengths
-    sampler = Sampler(pda, hi)
+    sampler = Sampler(pda, hi, negatives)
     lengths = sampler.lengths(lo, hi)
     if not lengths:
         raise UserError(f"{pda.name} has no strings of lengths {lo}..{hi}")
@@ -131,13 +160,15 @@ def dataset(pda: PDA, split: Split, rng: np.random.Generator) -> list[Labelled]:
     return [examples[i] for i in rng.permutation(len(examples))]
 
 
-def datasets(pda: PDA, seed: int, splits: dict[str, Split] = PAPER_SPLITS) -> dict[str, list[Labelled]]:
+def datasets(pda: PDA, seed: int, splits: dict[str, Split] = PAPER_SPLITS,
+             negatives: Negatives = Negatives.NEAR_MISS) -> dict[str, list[Labelled]]:
     """Every split of `splits` for `pda`, by name: split i is drawn with the i-th child of
     `np.random.SeedSequence(seed)`, so it does not change when other splits are resized."""
-    return {name: split_of(pda, seed, name, splits) for name in splits}
+    return {name: split_of(pda, seed, name, splits, negatives) for name in splits}
 
 
-def split_of(pda: PDA, seed: int, name: str, splits: dict[str, Split] = PAPER_SPLITS) -> list[Labelled]:
-    """The split `name` of `datasets(pda, seed, splits)` (the same examples), without building the others."""
+def split_of(pda: PDA, seed: int, name: str, splits: dict[str, Split] = PAPER_SPLITS,
+             negatives: Negatives = Negatives.NEAR_MISS) -> list[Labelled]:
+    """The split `name` of `datasets(pda, seed, splits, negatives)` (the same examples), without building the others."""
     child = np.random.SeedSequence(seed).spawn(len(splits))[list(splits).index(name)]
-    return dataset(pda, splits[name], np.random.default_rng(child))
+    return dataset(pda, splits[name], np.random.default_rng(child), negatives)

@@ -9,7 +9,8 @@ of the five PDAs shipped in `stackparse/grammars/pda/`, as `pda-NAME`:
 
 and each as `pda-NAME-end`: the same strings, each followed by the end marker "$" and answered there
 (`stackparse.grammars.end_marked`: the model's PDA, for rule insertion and programming, reads "$" in an
-accepting state to move to its only accepting state).
+accepting state to move to its only accepting state). Each of these ten also as `...-random`, its negatives
+random strings of the alphabet instead of near misses (`stackparse.grammars.Negatives`).
 
 The data are the paper's splits (`stackparse.grammars.PAPER_SPLITS`, seed `DATA_SEED`) and a validation
 split of 100 + 100 strings of the training lengths (`GRAMMAR_SPLITS`, listed last so the others are
@@ -22,7 +23,11 @@ response); only the answer after the last symbol is scored, since the task is to
 Choices the paper leaves open, and why:
 - Scoring only the last step, not the acceptance of every prefix: the labels the paper trains on
   are per string; prefix labels would be extra supervision (a hint) the other models do not get.
-- `sample(rng, n)` draws a positive or a hard negative of length n with probability 1/2 each.
+- `sample(rng, n)` draws a positive or a negative of length n with probability 1/2 each.
+- Negatives: the paper never says how its negatives were made. Near misses (one edit of a positive) are the
+  default: the hardest reading, where no finite-state check separates the classes. Random strings are the other
+  reading, the recurrent-PDA work's (tasks `...-random`); BENCHMARKS.md measures which one the paper's own
+  baselines fit ("Which negatives").
 - The datasets are fixed (seed 0): every model and run sees the same strings, as in the paper.
 - The end marker: the paper never says how a string ends. Its response is read off the state alone
   (y_t = sigma(W^o z_t + b^o)), and the state of the last step was computed from the read before that
@@ -40,8 +45,8 @@ from typing import ClassVar
 import numpy as np
 
 from stackparse.errors import UserError
-from stackparse.grammars import (END_MARKER, PAPER_SPLITS, PDA, Sampler, Split, end_marked, shipped_names, shipped_pda,
-                                 split_of)
+from stackparse.grammars import (END_MARKER, PAPER_SPLITS, PDA, Negatives, Sampler, Split, end_marked, shipped_names,
+                                 shipped_pda, split_of)
 from stackparse.tasks.base import DatasetTask, Example, Protocol, register
 
 DATA_SEED = 0
@@ -76,13 +81,15 @@ class GrammarTask(DatasetTask):
 
     end_marker: ClassVar[bool] = False
     """Whether each string is followed by END_MARKER, the step answered (module docstring)."""
+    negatives: ClassVar[Negatives] = Negatives.NEAR_MISS
+    """How the negatives are drawn (module docstring)."""
 
     def __init__(self, pda: PDA | None = None, splits: dict[str, Split] = GRAMMAR_SPLITS):
         """`pda` (the language's) defaults to the shipped one named `grammar`; tests give smaller `splits`.
         `self.pda` is the automaton of what the model reads: with the end marker, `end_marked(pda)`."""
         self.language = pda or shipped_pda(self.grammar)
         self.pda = end_marked(self.language) if self.end_marker else self.language
-        self.name = f"pda-{self.pda.name}"
+        self.name = f"pda-{self.pda.name}" + ("-random" if self.negatives is Negatives.RANDOM else "")
         self.splits = splits
         self.symbols = self.pda.input_symbols
         self._cache: dict[str, list[Example]] = {}
@@ -98,13 +105,13 @@ class GrammarTask(DatasetTask):
 
     def split(self, name: str) -> list[Example]:
         if name not in self._cache:
-            strings = split_of(self.language, DATA_SEED, name, self.splits)
+            strings = split_of(self.language, DATA_SEED, name, self.splits, self.negatives)
             self._cache[name] = [self.example(s, label) for s, label in strings]
         return self._cache[name]
 
     @cached_property
     def _sampler(self) -> Sampler:
-        return Sampler(self.language, max(split.lengths[1] for split in self.splits.values()))
+        return Sampler(self.language, max(split.lengths[1] for split in self.splits.values()), self.negatives)
 
     def sample(self, rng: np.random.Generator, n: int) -> Example:
         if not self._sampler.has_strings(n):
@@ -114,13 +121,16 @@ class GrammarTask(DatasetTask):
         return self.example(string, positive)
 
 
-def _grammar_task(grammar: str, end_marker: bool) -> type[GrammarTask]:
+def _grammar_task(grammar: str, end_marker: bool, negatives: Negatives) -> type[GrammarTask]:
     suffix, ended = ("-end", ", each followed by the end marker $") if end_marker else ("", "")
+    if negatives is Negatives.RANDOM:
+        suffix, ended = f"{suffix}-random", f"{ended}; negatives random strings"
     return type(f"Grammar_{grammar}{suffix.replace('-', '_')}", (GrammarTask,), {
-        "name": f"pda-{grammar}{suffix}", "grammar": grammar, "end_marker": end_marker,
+        "name": f"pda-{grammar}{suffix}", "grammar": grammar, "end_marker": end_marker, "negatives": negatives,
         "description": f"accept/reject strings of {grammar}.pda{ended} (Mali, Ororbia & Giles, NSPDA)"})
 
 
 for _name in shipped_names():
     for _marked in (False, True):
-        register(_grammar_task(_name, _marked))
+        for _negatives in Negatives:
+            register(_grammar_task(_name, _marked, _negatives))
