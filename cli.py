@@ -327,8 +327,11 @@ def program(grammar, order, strength, out):
 @click.option("--columns", metavar="TEXT", default="",
               help="run only the columns whose label contains TEXT (e.g. \"M1\"); the report shows every run "
                    "finished in --out")
+@click.option("--tasks", metavar="TEXT", default="",
+              help="run only the tasks whose name contains TEXT (e.g. \"random\"); the report shows every run "
+                   "finished in --out")
 @click.option("--quiet", is_flag=True, help="no progress bar (the summary and the report only)")
-def bench(suite, profile, seeds, workers, scheduler, out, columns, quiet):
+def bench(suite, profile, seeds, workers, scheduler, out, columns, tasks, quiet):
     """Run benchmark SUITE over several seeds on Dask, then write its report (report.md, report.json,
     plots).
 
@@ -355,7 +358,8 @@ def bench(suite, profile, seeds, workers, scheduler, out, columns, quiet):
     out = out or Path("runs") / (f"bench-{suite}" if profile == "full" else f"bench-{suite}-{profile}")
     _on_interrupt(lambda: f"the finished runs are kept in {out}; the same command runs the others")
     start = time.perf_counter()
-    done = run_benchmark(suite, out, profile, seeds, workers, scheduler, progress=not quiet, columns=columns)
+    done = run_benchmark(suite, out, profile, seeds, workers, scheduler, progress=not quiet, columns=columns,
+                         tasks=tasks)
     continued = f", {done.continued} kept runs continued" if done.continued else ""
     click.echo(f"{done.jobs} runs: {done.skipped} finished before, {done.ran} run now{continued} ({done.failed} "
                f"failed) in {time.perf_counter() - start:.0f} s")

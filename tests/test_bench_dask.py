@@ -138,16 +138,16 @@ def test_a_job_ends_when_the_worker_that_started_it_is_gone():
     assert left == [1] and not thread.is_alive()
 
 
-def test_columns_runs_only_the_columns_named(tmp_path, monkeypatch):
-    two = suites.Suite("two", "two columns", ("anbn",),
+def test_columns_and_tasks_run_only_the_jobs_named(tmp_path, monkeypatch):
+    two = suites.Suite("two", "two columns", ("anbn", "anbncn"),
                        (suites.Column("rnn", "rnn", {"hidden": 4}), suites.Column("lstm", "lstm", {"hidden": 4})), {},
                        overrides=suites.get_suite("smoke").overrides)
     monkeypatch.setitem(suites.SUITES, two.name, two)
     assert "1 runs: 0 finished before, 1 run now (0 failed)" in run("bench", "two", "--seeds", "1", "--columns",
-                                                                    "lst", "--out", tmp_path)
-    assert [p.parent.name for p in tmp_path.glob("*/result.json")] == ["anbn--lstm--s1"]
-    assert "no column of two has 'gru' in its label" in run("bench", "two", "--columns", "gru", "--out", tmp_path,
-                                                            ok=False)
+                                                                    "lst", "--tasks", "cn", "--out", tmp_path)
+    assert [p.parent.name for p in tmp_path.glob("*/result.json")] == ["anbncn--lstm--s1"]
+    assert "no job of two has 'gru' in its column's label and '' in its task" in run(
+        "bench", "two", "--columns", "gru", "--out", tmp_path, ok=False)
 
 
 def test_profiles_set_seeds_and_training(tmp_path):

@@ -140,13 +140,14 @@ class Outcome:
 
 
 def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int | None = None,
-                  workers: int = 1, scheduler: str | None = None, progress: bool = True, columns: str = "") -> Outcome:
+                  workers: int = 1, scheduler: str | None = None, progress: bool = True, columns: str = "",
+                  tasks: str = "") -> Outcome:
     """Run every job of suite `name` (a composite: of each part, into OUT/PART) not yet finished in `out`,
     with the suites' `profile` and `seeds` per experiment (default: the profile's), on a local Dask
     cluster of `workers` processes or the existing one at `scheduler` (host:port). A job interrupted
     before continues from its last checkpoint. `progress`: a bar of the runs, with each running job's
-    last finished epoch. `columns`: only the columns whose label contains it (a suite's columns none of
-    which does are refused)."""
+    last finished epoch. `columns`: only the columns whose label contains it, `tasks`: only the tasks whose name
+    contains it (a choice that leaves no job is refused)."""
     out = Path(out)
     parts = suite_parts(name)
     _claim(out, name, profile, seeds or parts[0].profile(profile).seeds)
@@ -157,11 +158,11 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
         _claim(part_out, suite.name, profile, n)
         d = part_out.resolve()                          # absolute: workers may start elsewhere
         for job in suite.jobs(n, profile):
-            if columns in job.label:
+            if columns in job.label and tasks in job.task:
                 jobs.append((job, d))
                 cells.setdefault((d, job.task, job.label), (suite, []))[1].append((job, d))
     if not jobs:
-        raise UserError(f"no column of {name} has {columns!r} in its label")
+        raise UserError(f"no job of {name} has {columns!r} in its column's label and {tasks!r} in its task")
     todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]
 
     def follow(job: Job, d: Path) -> list[tuple[Job, Path]]:
