@@ -10,10 +10,10 @@ strings up to length 60 and on long strings of lengths 480 and 960. docs/grammar
   - hard (`near-miss`, the default): one `Edit` of a positive, the first the runner rejects in a random order
     of the edits; a positive whose every edit is accepted is replaced, up to `ATTEMPTS` times;
   - random (`random`): a string of the same length drawn uniformly from all strings of the alphabet, redrawn
-    while the runner accepts it (up to `ATTEMPTS` times), the negatives of the recurrent-PDA work the paper
-    builds on. Most such strings are rejected by a finite-state check (a^n b^n: not of the form a*b*), so
-    they measure far less of what a stack adds than near misses do. BENCHMARKS.md sets both beside the
-    paper's baselines.
+    while the runner accepts it (up to `ATTEMPTS` times). Most such strings are rejected by a finite-state
+    check (a^n b^n: not of the form a+b+), so they measure far less of what a stack adds than near misses do;
+    the paper's stackless baselines score on the palindromes as only such negatives allow (BENCHMARKS.md,
+    "Which negatives", and `scripts/negative_kinds.py`).
 - Datasets: lengths uniform among those of the split's range the language has strings of; a negative of
   length n comes from a positive of length n, n - 1 or n + 1 (a change, an insertion or a deletion), so a
   string's length never gives its label away. Strings are drawn with replacement.
