@@ -345,8 +345,8 @@ def bench(suite, profile, seeds, workers, scheduler, out, columns, tasks, quiet)
       algorithmic     Joulin & Mikolov: Table 2 (counting, 5 models), memorization, binary addition
       mali            the NSPDA paper's Tables 1, 2, 3, 4, 6, 7 (mali-table1 ... mali-table7), its
                       recipe; mali-variants: its NSPDA beside variants of it; mali-end: Table 4's
-                      NSPDA on strings followed by an end marker; mali-negatives: its baselines on
-                      near-miss and on random negatives
+                      NSPDA on strings followed by an end marker; mali-negatives: its baselines and
+                      NSPDA on near-miss and on random negatives
       transduction    Grefenstette et al. Table 3
       parser          the stack-LSTM parser on UD English EWT: test LAS / UAS, words/s
       smoke           tiny models, seconds: checks a set-up (a cluster, say) end to end

@@ -2,8 +2,8 @@
 
 `pda`: the PDA text format, its parser and the runner (membership); `cfg`: the PDA's grammar, its derivations counted by
 length, and sampling; `sampling`: positives, negatives (hard or random) and the datasets of Mali, Ororbia & Giles's
-Neural State Pushdown Automata experiments. The PDAs of that paper's five languages ship in `pda/` (palindrome, anbn, anbncbmam,
-anmbncm, dyck2: docs/grammars.md); these are grammar names, not task names (a task `anbn` exists already).
+Neural State Pushdown Automata experiments. The PDAs of that paper's five languages ship in `pda/` (palindrome, anbn,
+anbncbmam, anmbncm, dyck2: docs/grammars.md); these are grammar names, not task names (a task `anbn` exists already).
 """
 from stackparse.grammars.pda import (END_MARKER, PDA, Transition, accepts, end_marked, load_pda, parse_pda,
                                      shipped_names, shipped_pda, stack_bound)
