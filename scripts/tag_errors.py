@@ -61,17 +61,16 @@ def main() -> None:
         f"{a} -> {b} {count}" for (a, b), count in confusions.most_common(8)))
     if args.train:
         seen = Counter(w.form for s in read_conllu(args.train)[0] for w in s.words)
-        bands = {"unseen in training": [0, 0], "seen 1-4 times": [0, 0], "seen 5 times or more": [0, 0]}
-        rows = list(bands.values())
+        bands = ("unseen in training", "seen 1-4 times", "seen 5 times or more")
+        words, wrong = [0] * len(bands), [0] * len(bands)
         for g, o in zip(treebank, own):
             for gw, ow in zip(g.words, o.words):
                 count = seen[gw.form]
-                band = rows[0 if not count else 1 if count < 5 else 2]
-                band[0], band[1] = band[0] + 1, band[1] + (gw.upos != ow.upos)
-        errors = sum(wrong for _, wrong in bands.values())
+                band = 0 if not count else 1 if count < 5 else 2
+                words[band], wrong[band] = words[band] + 1, wrong[band] + (gw.upos != ow.upos)
         print("UPOS errors by the word's training count: " + ", ".join(
-            f"{band} {k} words, {100 * wrong / k:.1f} % mis-tagged, {100 * wrong / errors:.0f} % of the errors"
-            for band, (k, wrong) in bands.items()))
+            f"{name} {w} words, {100 * e / w:.1f} % mis-tagged, {100 * e / sum(wrong):.0f} % of the errors"
+            for name, w, e in zip(bands, words, wrong)))
 
 
 if __name__ == "__main__":

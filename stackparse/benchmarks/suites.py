@@ -299,9 +299,12 @@ EARLIER_TRAINING = {"lr": 0.5, "epochs": 3, "bptt": 0, "lr_schedule": "plateau",
 EARLIER_DATA = {"incremental": "curriculum", "epoch_size": 2000, "noise_kind": "additive", "noise_share": 0.5,
                 "noise": 0.05, "lr_noise": 0.0, "score_every_step": False, "refine": 1}
 
+TRAINED_WEIGHTS = {"weight_values": "step", "weight_step": 0.0}
+"""The NSPDA's model settings that evaluate its trained weights as they are, not rounded to binary/ternary."""
+
 VARIANTS = (("paper", {}, {}), ("state-read", {"readout": "state-read"}, {}),
             ("state-read, K=1", {"readout": "state-read"}, {"refine": 1}),
-            ("state-read, K=1, continuous", {"readout": "state-read", "weight_values": "step", "weight_step": 0.0},
+            ("state-read, K=1, continuous", {"readout": "state-read", **TRAINED_WEIGHTS},
              {"refine": 1}),
             ("earlier", {**EARLIER, "weight_step": 0.0}, {}))
 """(label, model settings, training settings) of `mali-variants`' columns."""
@@ -328,8 +331,7 @@ TABLE4_COLUMNS = (
 # evaluation, and the trained ones) on both readings of each language, the same budget, beside the paper's numbers.
 NEGATIVES_TASKS = tuple(f"{t}{kind}" for t in MALI_LANGUAGES for kind in ("", "-random"))
 NEGATIVES_COLUMNS = (*(c for c in TABLE4_COLUMNS if c.label in ("LSTM", "GRU", "2nd Order RNN")), *TABLE4_COLUMNS[-2:],
-                     *(replace(c, label=f"continuous {c.label}",
-                               model_settings={"weight_values": "step", "weight_step": 0.0})
+                     *(replace(c, label=f"continuous {c.label}", model_settings=TRAINED_WEIGHTS)
                        for c in TABLE4_COLUMNS[-2:]))
 
 
@@ -339,7 +341,7 @@ def _both_negatives(published: dict) -> dict:
     return {f"{task}{kind}": {c.label: row[c.label.removeprefix("continuous ")] for c in NEGATIVES_COLUMNS}
             for task, row in published.items() for kind in ("", "-random")}
 
-END_READINGS = (("", {}, {}), ("continuous ", {"weight_values": "step", "weight_step": 0.0}, {}),
+END_READINGS = (("", {}, {}), ("continuous ", TRAINED_WEIGHTS, {}),
                 ("rounded in training, H=1 ", {"discretize_training": True}, {"rule_strength": 1.0}))
 """(label prefix, model settings, training settings) of `mali-end`'s readings of the paper's weights: binary/ternary
 at evaluation (the paper's), the trained continuous ones, and binary/ternary in training too (straight-through) with
