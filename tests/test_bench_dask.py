@@ -191,7 +191,8 @@ def test_a_composite_runs_its_parts_into_one_report_and_a_markdown_block(tmp_pat
 def test_the_nspda_papers_tables_are_suites_with_its_rows_and_sizes():
     table4 = suites.get_suite("mali-table4")
     assert table4.labels == tuple(published.MALI_TABLE4_TEST["pda-dyck2"])     # every row of the paper's Table 4
-    assert {j.task for j in table4.jobs(1)} == set(published.MALI_LANGUAGES)
+    assert {j.task for j in table4.jobs(1)} == {f"{t}-random" for t in published.MALI_LANGUAGES}    # the paper's
+    assert table4.published["pda-anbn-random"] == published.MALI_TABLE4_TEST["pda-anbn"]           # negatives' reading
     for j in table4.jobs(3):
         if j.model in ("nspda2", "nspda3"):
             lo, hi = suites.STATES[j.model]
@@ -208,7 +209,7 @@ def test_the_nspda_papers_tables_are_suites_with_its_rows_and_sizes():
     for name, table in (("mali-table1", published.MALI_TABLE1), ("mali-table2", published.MALI_TABLE2),
                         ("mali-table3", published.MALI_TABLE3), ("mali-table6", published.MALI_TABLE6)):
         suite = suites.get_suite(name)
-        assert set(suite.tasks) == set(published.MALI_LANGUAGES4)
+        assert set(suite.tasks) == {f"{t}-random" for t in published.MALI_LANGUAGES4}
         assert set(table["pda-anbn"]) - set(suite.labels) <= {"NNPDA w/o hints M1", "NNPDA w/ dead neuron hints M1",
                                                                "NNPDA w/ dead neuron hints M2", "TBPTT M1",
                                                                "TBPTT M2"}
@@ -284,3 +285,4 @@ def test_the_best_seed_of_a_convergence_metric_is_the_fastest():
                for v in (1, 4)]
     text = markdown(table1, aggregate(table1, results, "converged_epoch"), "converged_epoch")
     assert "2 ± 2 (best 1, 2 seeds)" in text
+    assert "| pda-anbn |" in text and "| pda-anbn-random |" in text   # the suite's tasks, and the others measured

@@ -62,7 +62,14 @@ def aggregate(suite: Suite, results: list[dict], metric: str | None = None, publ
         selected[r["job"]["task"], _label(r)] = {"selected": metric_value(r, metric), "run": run}
     return {task: {label: {**_summary(values[task][label], published.get(task, {}).get(label)),
                            **selected.get((task, label), {})}
-                   for label in suite.labels} for task in suite.tasks}
+                   for label in suite.labels} for task in tasks_of(suite, results)}
+
+
+def tasks_of(suite: Suite, results: list[dict]) -> list[str]:
+    """The suite's tasks, then any other task its results hold (a results folder of an earlier version of the suite,
+    whose tasks have changed since, still reports all it measured)."""
+    found = dict.fromkeys(r["job"]["task"] for r in results)
+    return [*suite.tasks, *(task for task in found if task not in suite.tasks)]
 
 
 def _summary(all_values: list, published) -> dict:
@@ -127,7 +134,7 @@ def curves(suite: Suite, results: list[dict]) -> dict:
         for n, accuracy in r["metrics"]["accuracy_by_n"].items():
             by_n[r["job"]["task"]][_label(r)][int(n)].append(accuracy)
     return {task: {label: {n: float(np.mean(v)) for n, v in sorted(by_n[task][label].items())}
-                   for label in suite.labels if by_n[task][label]} for task in suite.tasks}
+                   for label in suite.labels if by_n[task][label]} for task in tasks_of(suite, results)}
 
 
 def curves_markdown(curve_table: dict) -> str:

@@ -25,9 +25,10 @@ Choices the paper leaves open, and why:
   are per string; prefix labels would be extra supervision (a hint) the other models do not get.
 - `sample(rng, n)` draws a positive or a negative of length n with probability 1/2 each.
 - Negatives: the paper never says how its negatives were made. Near misses (one edit of a positive) are the
-  default: the hard reading, where many negatives need the stack to be rejected. Random strings are the other
-  (tasks `...-random`), most of them rejected by a finite-state check; BENCHMARKS.md ("Which negatives")
-  measures which one the paper's own numbers fit.
+  tasks' own: the hard reading, where many negatives need the stack to be rejected. Random strings are the other
+  (tasks `...-random`), most of them rejected by a finite-state check. The paper's own numbers fit random
+  strings (its stackless baselines score below what near misses allow a model without a stack: BENCHMARKS.md,
+  "Which negatives"), so the suites of its tables read `...-random` (`stackparse.benchmarks.suites`).
 - The datasets are fixed (seed 0): every model and run sees the same strings, as in the paper.
 - The end marker: the paper never says how a string ends. Its response is read off the state alone
   (y_t = sigma(W^o z_t + b^o)), and the state of the last step was computed from the read before that
