@@ -372,10 +372,13 @@ def bench(suite, profile, seeds, workers, scheduler, out, columns, tasks, quiet)
               help="also put the tables into this markdown file, between its lines "
               "<!-- report: NAME --> and <!-- /report --> (NAME: --name)")
 @click.option("--name", default=None, help="the block --into replaces [default: RESULTS's directory name]")
-def report(results, into, name):
+@click.option("--columns", default="", help="report only the columns whose label contains TEXT (as bench's "
+              "--columns: a run of some columns reports those without the others' empty cells)")
+@click.option("--tasks", default="", help="report only the tasks whose name contains TEXT")
+def report(results, into, name, columns, tasks):
     """Aggregate a benchmark directory into report.md / report.json and plots: mean ± std over seeds,
     the paper's number and our difference from it."""
-    text = _report(results)
+    text = _report(results, columns, tasks)
     if into is not None:
         from stackparse.benchmarks.report import replace_block
         replace_block(into, name or results.name, text)
@@ -383,9 +386,9 @@ def report(results, into, name):
     click.echo(text)
 
 
-def _report(out: Path) -> str:
+def _report(out: Path, columns: str = "", tasks: str = "") -> str:
     from stackparse.benchmarks.report import write_benchmark_report
-    return write_benchmark_report(out)
+    return write_benchmark_report(out, columns, tasks)
 
 
 @main.command("inspect")

@@ -148,6 +148,11 @@ def test_columns_and_tasks_run_only_the_jobs_named(tmp_path, monkeypatch):
     assert [p.parent.name for p in tmp_path.glob("*/result.json")] == ["anbncn--lstm--s1"]
     assert "no job of two has 'gru' in its column's label and '' in its task" in run(
         "bench", "two", "--columns", "gru", "--out", tmp_path, ok=False)
+    everything = run("report", tmp_path)                            # every column and task, run or not
+    assert "| rnn (ours) |" in everything and "| anbn |" in everything
+    chosen = run("report", tmp_path, "--columns", "lst", "--tasks", "cn")       # those run only
+    assert "| lstm (ours) |" in chosen and "rnn (ours)" not in chosen and "| anbn |" not in chosen
+    assert "two: no column has 'gru' in its label" in run("report", tmp_path, "--columns", "gru", ok=False)
 
 
 def test_profiles_set_seeds_and_training(tmp_path):

@@ -212,19 +212,27 @@ def _selection(suite: Suite, profile: str) -> str:
             f"follows")
 
 
-def write_benchmark_report(out: Path) -> str:
+def write_benchmark_report(out: Path, columns: str = "", tasks: str = "") -> str:
     """The report of the benchmark directory `out` (see `write_report`); a composite's parts are
-    reported into their directories and joined into out/report.md."""
+    reported into their directories and joined into out/report.md. `columns`, `tasks`: only the columns whose label
+    contains it and the tasks whose name does (as `run_benchmark`'s)."""
     if not (Path(out) / "suite.json").is_file():
         raise UserError(f"{out}: not a benchmark directory (no suite.json)")
     held = json.loads((Path(out) / "suite.json").read_text())
     profile = held.get("profile", "full")
+    parts = [(get_suite(held["suite"]), Path(out))] if held["suite"] not in COMPOSITES else \
+        [(get_suite(part), Path(out) / part) for part in COMPOSITES[held["suite"]].parts]
+    chosen = [(suite.only(columns, tasks), d) for suite, d in parts]
+    if not any(suite.models and suite.tasks for suite, _ in chosen):
+        raise UserError(f"{held['suite']}: no column has {columns!r} in its label with a task that has {tasks!r} "
+                        f"in its name")
+    reports = {suite.name: write_report(suite, [r for r in load_results(d) if columns in _label(r)
+                                                and tasks in r["job"]["task"]], d, profile)
+               for suite, d in chosen if suite.models and suite.tasks}
     if held["suite"] not in COMPOSITES:
-        return write_report(get_suite(held["suite"]), load_results(out), out, profile)
+        return reports[held["suite"]]
     composite = COMPOSITES[held["suite"]]
-    text = f"{composite.description}\n" + "".join(
-        f"\n#### {part}\n\n" + write_report(get_suite(part), load_results(Path(out) / part), Path(out) / part, profile)
-        for part in composite.parts)
+    text = f"{composite.description}\n" + "".join(f"\n#### {part}\n\n{report}" for part, report in reports.items())
     (Path(out) / "report.md").write_text(text)
     return text
 

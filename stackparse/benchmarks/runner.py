@@ -157,10 +157,9 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
         n = seeds or suite.profile(profile).seeds
         _claim(part_out, suite.name, profile, n)
         d = part_out.resolve()                          # absolute: workers may start elsewhere
-        for job in suite.jobs(n, profile):
-            if columns in job.label and tasks in job.task:
-                jobs.append((job, d))
-                cells.setdefault((d, job.task, job.label), (suite, []))[1].append((job, d))
+        for job in suite.only(columns, tasks).jobs(n, profile):
+            jobs.append((job, d))
+            cells.setdefault((d, job.task, job.label), (suite, []))[1].append((job, d))
     if not jobs:
         raise UserError(f"no job of {name} has {columns!r} in its column's label and {tasks!r} in its task")
     todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]

@@ -137,6 +137,12 @@ class Suite:
     def labels(self) -> tuple[str, ...]:
         return tuple(c.label for c in self.columns)
 
+    def only(self, columns: str = "", tasks: str = "") -> Suite:
+        """The suite of its columns whose label contains `columns` and its tasks whose name contains `tasks` (its
+        jobs are the suite's of those columns and tasks: a job does not depend on the others)."""
+        return replace(self, models=tuple(c for c in self.columns if columns in c.label),
+                       tasks=tuple(t for t in self.tasks if tasks in t))
+
     def profile(self, name: str) -> Profile:
         try:
             return self.profiles[name]
@@ -369,11 +375,19 @@ at evaluation (the paper's), the trained continuous ones, and binary/ternary in 
 the rules inserted at H = 1, weights a binary/ternary network holds as they are."""
 
 
-def _end_marked(published: dict) -> dict:
-    """The NSPDA cells of a Table 4 dict for the end-marked tasks' columns (`mali-end`): the paper's numbers beside
-    each reading of its weights (`END_READINGS`)."""
-    return {f"{task}-end": {f"{prefix}{label}": value for label, value in row.items() if label.startswith("NSPDA")
-                            for prefix, _, _ in END_READINGS} for task, row in published.items()}
+END_COLUMNS = tuple(Column(f"{label}{c.label}", c.model, settings, data_settings={**c.data_settings, **data},
+                           state_draw=c.state_draw)
+                    for label, settings, data in END_READINGS for c in TABLE4_COLUMNS[-2:])
+VARIANT_COLUMNS = tuple(Column(f"{label} {c.label}", c.model, settings, c.train_settings, {**c.data_settings, **data},
+                               c.state_draw)
+                        for label, settings, data in VARIANTS for c in nspda_columns(**HINT2))
+
+
+def _beside_nspda(published: dict, columns: tuple[Column, ...], task_suffix: str = "") -> dict:
+    """The paper's NSPDA cell of a Table 4 dict beside each of `columns` (readings or variants of its NSPDA, each
+    label ending in its order, M1 or M2), for each task + `task_suffix`."""
+    return {f"{task}{task_suffix}": {c.label: row[f"NSPDA, {c.label[-2:]}"] for c in columns}
+            for task, row in published.items()}
 
 
 SUITES = {s.name: s for s in [
@@ -441,12 +455,11 @@ SUITES = {s.name: s for s in [
     # the state and the top (state-read), no refinement, continuous weights at evaluation, this project's earlier
     # model (`stackparse.models.nspda.EARLIER`), the loss on the last step only; all trained by the paper's recipe
     # otherwise (Hint #2, noise).
-    mali("mali-variants", "the paper's NSPDA and variants of it, under the paper's recipe",
-         tuple(Column(f"{label} {c.label}", c.model, settings, c.train_settings, {**c.data_settings, **data},
-                      c.state_draw)
-               for label, settings, data in VARIANTS for c in nspda_columns(**HINT2)),
-         4, {}, "error_by_split.test", MALI_LANGUAGES, decimals=2,
-         more_metrics=(("error_by_split.train", {}), ("converged_epoch", {})),
+    mali("mali-variants", "the paper's NSPDA and variants of it, under the paper's recipe, the paper's NSPDA cells "
+         "beside each", VARIANT_COLUMNS, 4, _beside_nspda(MALI_TABLE4_TEST, VARIANT_COLUMNS), "error_by_split.test",
+         MALI_LANGUAGES, decimals=2,
+         more_metrics=(("error_by_split.train", _beside_nspda(MALI_TABLE4_TRAIN, VARIANT_COLUMNS)),
+                       ("converged_epoch", {})),
          profiles={**mali_profiles(), "earlier": Profile(5, EARLIER_TRAINING, EARLIER_DATA,
                                                          note="5 seeds, this project's earlier training")}),
     # Table 4's NSPDA on the same strings each followed by an end marker (`pda-NAME-end`, the recurrent PDAs'
@@ -454,12 +467,10 @@ SUITES = {s.name: s for s in [
     # the paper's cells beside each.
     mali("mali-end", "Table 4's NSPDA on end-marked strings (w$), the paper's recipe, binary/ternary, trained or "
          "binary/ternary in training too (rules at H = 1) weights at evaluation",
-         tuple(Column(f"{label}{c.label}", c.model, settings,
-                      data_settings={**c.data_settings, **data}, state_draw=c.state_draw)
-               for label, settings, data in END_READINGS for c in TABLE4_COLUMNS[-2:]),
-         4, _end_marked(MALI_TABLE4_TEST), "error_by_split.test", tuple(f"{t}-end" for t in MALI_LANGUAGES),
-         decimals=2, more_metrics=(("error_by_split.train", _end_marked(MALI_TABLE4_TRAIN)),
-                                   ("error_by_split.test-960", {}), ("converged_epoch", {}))),
+         END_COLUMNS, 4, _beside_nspda(MALI_TABLE4_TEST, END_COLUMNS, "-end"), "error_by_split.test",
+         tuple(f"{t}-end" for t in MALI_LANGUAGES), decimals=2,
+         more_metrics=(("error_by_split.train", _beside_nspda(MALI_TABLE4_TRAIN, END_COLUMNS, "-end")),
+                       ("error_by_split.test-960", {}), ("converged_epoch", {}))),
     mali("mali-negatives", "the first- and second-order baselines and the NSPDA (binary/ternary or trained weights "
          "at evaluation), the paper's numbers beside each reading (`pda-NAME`, `pda-NAME-random`)",
          NEGATIVES_COLUMNS, 4, _negatives_columns(MALI_TABLE4_TEST), "error_by_split.test", MALI_LANGUAGES,
