@@ -3,6 +3,7 @@ states, reads, stacks and losses; the same Jacobian-vector and per-sequence vect
 cell's (reverse mode, exact); UORO through it unbiased (its average over every sign sequence is BPTT) and its loss
 BPTT's; the trainer's UORO takes it."""
 import itertools
+from dataclasses import replace
 
 import stackparse  # noqa: F401  (configures DyNet before its first import)
 import dynet as dy
@@ -27,7 +28,8 @@ SETTINGS = [("rnn2", {}),
             # the weights rounded in training: the paper's binary W^s and ternary W^a, or multiples of weight_step
             ("rnn2", {"discretize_training": True}),
             ("nspda2", {"read_values": "onehot", "discretize_training": True}),
-            ("nspda3", {"read_values": "onehot", "discretize_training": True, "weight_values": "step"})]
+            ("nspda3", {"read_values": "onehot", "discretize_training": True, "weight_values": "step"}),
+            ("nspda3", {"read_values": "onehot", "discretize_training": True, "binary_scale": 2.0})]
 LENGTHS = (6, 2, 9, 5)
 
 
@@ -183,3 +185,16 @@ def test_online_uoro_by_the_mirror_or_the_dynet_cell(options):
         assert scored == sum(sum(e.scored) for e in batch)
         losses.append(loss.value())
     assert losses[0] == pytest.approx(losses[1], rel=1e-5)
+
+
+def test_binary_weights_of_a_scale_are_its_multiples_in_both_engines():
+    """`binary_scale` s: W^s in {0, s}, W^a in {-s, 0, s}, each weight to the nearest, in DyNet and in numpy."""
+    model = model_of("nspda3", {"binary_scale": 2.0}, init_scale=3.0)
+    model.training = False
+    dy.renew_cg()
+    Ws, _, Wa, _ = (w.npvalue() for w in model.weights())
+    assert set(np.unique(Ws)) == {0.0, 2.0} and set(np.unique(Wa)) <= {-2.0, 0.0, 2.0} and len(np.unique(Wa)) > 1
+    assert np.array_equal(Ws, (model.Ws.as_array() > 1.0) * 2.0)
+    model.config = replace(model.config, discretize_training=True)           # the rounding in training too
+    binary, _, ternary, _ = model.array_rounding()
+    assert np.array_equal(binary(model.Ws.as_array()), Ws) and np.array_equal(ternary(model.Wa.as_array()), Wa)

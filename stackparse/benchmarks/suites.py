@@ -332,11 +332,13 @@ VARIANTS = (("paper", {}, {}), ("state-read", {"readout": "state-read"}, {}),
             ("state-read, K=1, continuous", {"readout": "state-read", **TRAINED_WEIGHTS},
              {"refine": 1}),
             ("earlier", {**EARLIER, "weight_step": 0.0}, {}),
+            ("binary at H", {"binary_scale": 8.0}, {}),
             ("last step", {}, {"score_every_step": False}),
             ("last step, continuous", TRAINED_WEIGHTS, {"score_every_step": False}))
 """(label, model settings, training settings) of `mali-variants`' columns. "last step": the loss on each string's last
 step only, where the paper's eq. 15 scores every step with the string's label (on the palindromes, every step's
-loss drives the state into all zeros within a few epochs: BENCHMARKS.md)."""
+loss drives the state into all zeros within a few epochs: BENCHMARKS.md). "binary at H": the paper's binary/ternary
+weights at evaluation of the inserted rules' size H = 8, {0, H} and {-H, 0, H}, not {0, 1} and {-1, 0, 1}."""
 
 TABLE4_COLUMNS = (
     Column("RNN", "rnn", {"hidden": 50}), Column("LSTM", "lstm", {"hidden": 50}),

@@ -57,9 +57,11 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
-def levels(x: np.ndarray, above: tuple[float, ...] = (), below: tuple[float, ...] = ()) -> np.ndarray:
-    """`stackparse.encoders.tensors.levels` forward: sum_a [x > a] - sum_b [x < b] (binary and ternary weights)."""
-    return sum((x > a).astype(float) for a in above) - sum((x < b).astype(float) for b in below)
+def levels(x: np.ndarray, above: tuple[float, ...] = (), below: tuple[float, ...] = (), scale: float = 1.0
+           ) -> np.ndarray:
+    """`stackparse.encoders.tensors.levels` forward of x / scale, times scale: scale (sum_a [x > a scale] - sum_b
+    [x < b scale]) (binary and ternary weights of size `scale`)."""
+    return scale * (sum((x > a * scale).astype(float) for a in above) - sum((x < b * scale).astype(float) for b in below))
 
 
 def discretized(x: np.ndarray, step: float) -> np.ndarray:

@@ -39,7 +39,9 @@ before the paper's text was at hand, kept beside it):
   the same function (sigmoid of the scores' difference). The state-read response, a softmax over s (x) r, sees the
   top as well: a programmed automaton needs it, since acceptance is a function of (state, top).
 - Binary and ternary weights "at evaluation": each weight to the nearest of {0, 1} (W^s) and {-1, 0, 1} (W^a);
-  biases and the response stay as trained (the text discretizes the "to-state" and "to-action" tensors only)
+  biases and the response stay as trained (the text discretizes the "to-state" and "to-action" tensors only).
+  The text states no size for them, and the rules it inserts are "large" weights: `binary_scale` s makes them
+  {0, s} and {-s, 0, s} (s = H, the inserted rules' strength, is measured beside 1 in BENCHMARKS.md)
   (`weight_values` step: every recurrent weight to a multiple of `weight_step`, programmed ones unchanged).
 - What is pushed: the current input symbol, as in the NNPDA (Sun et al. 1993): the stack alphabet is the input
   alphabet plus a bottom marker (`bottom`: the stack starts holding it, like a PDA's Z).
@@ -85,6 +87,9 @@ class NSPDAPaperConfig(TensorConfig):
     weight_values: str = setting("paper", "nspda: the weights at evaluation: paper (W^s binary, W^a ternary, each "
                                  "weight to the nearest value; biases and the response as trained) or step "
                                  "(every recurrent weight to a multiple of weight_step)", choices=WEIGHT_VALUES)
+    binary_scale: float = setting(1.0, "nspda, weight_values paper: the size s of the binary/ternary weights, W^s "
+                                  "in {0, s} and W^a in {-s, 0, s}, each weight to the nearest (1: the values as "
+                                  "printed; 8: the inserted rules' strength H)", min=0, min_open=True)
 
 
 EARLIER = {"pairing": "state-read", "action_quantizer": "round", "read_values": "onehot", "readout": "state-read",
@@ -227,7 +232,10 @@ class NSPDA(StackTensorRNN):
         if self.config.weight_values == "step" or (self.training and not self.config.discretize_training):
             return super().weights(theta)
         Ws, bs, Wa, ba = theta or self.parameter_expressions()
-        return [levels(Ws, above=(0.5,)), bs, levels(Wa, above=(0.5,), below=(-0.5,)), ba]
+        s = self.config.binary_scale
+        if s == 1.0:
+            return [levels(Ws, above=(0.5,)), bs, levels(Wa, above=(0.5,), below=(-0.5,)), ba]
+        return [levels(Ws * (1 / s), above=(0.5,)) * s, bs, levels(Wa * (1 / s), above=(0.5,), below=(-0.5,)) * s, ba]
 
     def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):
         return self.nspda.step(state, x, ids, self.codes(), weights, self.quantize_states)
@@ -236,7 +244,9 @@ class NSPDA(StackTensorRNN):
         """`weights` in training, in numpy (`TensorRNN.array_rounding`): the paper's binary W^s and ternary W^a."""
         if self.config.weight_values == "step" or not self.config.discretize_training:
             return super().array_rounding()
-        return (partial(arrays.levels, above=(0.5,)), None, partial(arrays.levels, above=(0.5,), below=(-0.5,)), None)
+        s = self.config.binary_scale
+        return (partial(arrays.levels, above=(0.5,), scale=s), None,
+                partial(arrays.levels, above=(0.5,), below=(-0.5,), scale=s), None)
 
     def array_cell(self) -> NSPDAArrays:
         """`gradient_cell` in numpy, with its derivatives (`stackparse.models.arrays`)."""
