@@ -16,12 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import stackparse  # noqa: E402,F401  (configures DyNet before its first import)
 from stackparse.evaluation.sequence import score_examples  # noqa: E402
 from stackparse.experiments.sequence import load  # noqa: E402
+from stackparse.models.arrays import levels  # noqa: E402
 
 H = 8.0
-
-
-def ternary(w: np.ndarray, threshold: float, value: float) -> np.ndarray:
-    return np.where(w > threshold, value, np.where(w < -threshold, -value, 0.0))
 
 
 print("| run | trained | {0, 1} | {0, H} | {0, 1}, b^s / H |")
@@ -37,9 +34,9 @@ for d in sys.argv[1:]:
 
     out = {"trained": err()}
     for name, (ws, b, wa) in {
-            "{0,1}": ((Ws > 0.5) * 1.0, bs, ternary(Wa, 0.5, 1.0)),
-            "{0,H}": ((Ws > H / 2) * H, bs, ternary(Wa, H / 2, H)),
-            "{0,1}, b/H": ((Ws > H / 2) * 1.0, bs / H, ternary(Wa, H / 2, 1.0))}.items():
+            "{0,1}": (levels(Ws, (0.5,)), bs, levels(Wa, (0.5,), (-0.5,))),
+            "{0,H}": (levels(Ws, (0.5,), scale=H), bs, levels(Wa, (0.5,), (-0.5,), scale=H)),
+            "{0,1}, b/H": (levels(Ws, (0.5,), scale=H) / H, bs / H, levels(Wa, (0.5,), (-0.5,), scale=H) / H)}.items():
         m.Ws.set_value(ws); m.bs.set_value(b); m.Wa.set_value(wa)
         out[name] = err()
         m.Ws.set_value(Ws); m.bs.set_value(bs); m.Wa.set_value(Wa)

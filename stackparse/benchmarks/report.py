@@ -222,13 +222,13 @@ def write_benchmark_report(out: Path, columns: str = "", tasks: str = "") -> str
     profile = held.get("profile", "full")
     parts = [(get_suite(held["suite"]), Path(out))] if held["suite"] not in COMPOSITES else \
         [(get_suite(part), Path(out) / part) for part in COMPOSITES[held["suite"]].parts]
-    chosen = [(suite.only(columns, tasks), d) for suite, d in parts]
-    if not any(suite.models and suite.tasks for suite, _ in chosen):
+    chosen = [(suite, d) for suite, d in ((s.only(columns, tasks), d) for s, d in parts)
+              if suite.models and suite.tasks]
+    if not chosen:
         raise UserError(f"{held['suite']}: no column has {columns!r} in its label with a task that has {tasks!r} "
                         f"in its name")
     reports = {suite.name: write_report(suite, [r for r in load_results(d) if columns in _label(r)
-                                                and tasks in r["job"]["task"]], d, profile)
-               for suite, d in chosen if suite.models and suite.tasks}
+                                                and tasks in r["job"]["task"]], d, profile) for suite, d in chosen}
     if held["suite"] not in COMPOSITES:
         return reports[held["suite"]]
     composite = COMPOSITES[held["suite"]]

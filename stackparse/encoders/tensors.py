@@ -39,9 +39,10 @@ def straight_through_round(x: dy.Expression) -> dy.Expression:
     return dy.nobackprop(dy.round(x, gradient_mode="zero_gradient")) + (x - dy.nobackprop(x))
 
 
-def levels(x: dy.Expression, above: tuple[float, ...] = (), below: tuple[float, ...] = ()) -> dy.Expression:
-    """sum_a [x > a] - sum_b [x < b] forward (a step function: the NSPDA's quantizers, binary and ternary
-    weights), the identity's gradient backward (straight-through, as `straight_through_round`).
+def levels(x: dy.Expression, above: tuple[float, ...] = (), below: tuple[float, ...] = (),
+           scale: float = 1.0) -> dy.Expression:
+    """scale (sum_a [x > a scale] - sum_b [x < b scale]) forward (a step function: the NSPDA's quantizers, binary and
+    ternary weights of size `scale`), the identity's gradient backward (straight-through, as `straight_through_round`).
 
     The indicator [v > 0] is 1 - relu(1 - 1e30 relu(v)): exact in float32 (a v below 1e-30 counts as 0), and a tie
     falls on the side the comparison says, the same in every graph. round() at exactly 0.5 was not: with the
@@ -49,8 +50,9 @@ def levels(x: dy.Expression, above: tuple[float, ...] = (), below: tuple[float, 
     state alone (BPTT) rounded it differently, and their losses differed."""
     def indicator(v: dy.Expression) -> dy.Expression:
         return -dy.rectify(-dy.rectify(v) * 1e30 + 1.0) + 1.0
-    q = dy.esum([indicator(x - a) for a in above] + [-indicator(-x + b) for b in below])
-    return dy.nobackprop(q) + (x - dy.nobackprop(x))
+    q = dy.esum([indicator(x - a * scale) for a in above] + [-indicator(-x + b * scale) for b in below])
+    # No product at scale 1: the action quantizer calls this at every step.
+    return dy.nobackprop(q * scale if scale != 1.0 else q) + (x - dy.nobackprop(x))
 
 
 def quantized(x: dy.Expression, on: bool = True) -> dy.Expression:

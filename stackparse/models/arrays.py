@@ -59,9 +59,10 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
 
 def levels(x: np.ndarray, above: tuple[float, ...] = (), below: tuple[float, ...] = (), scale: float = 1.0
            ) -> np.ndarray:
-    """`stackparse.encoders.tensors.levels` forward of x / scale, times scale: scale (sum_a [x > a scale] - sum_b
-    [x < b scale]) (binary and ternary weights of size `scale`)."""
-    return scale * (sum((x > a * scale).astype(float) for a in above) - sum((x < b * scale).astype(float) for b in below))
+    """`stackparse.encoders.tensors.levels` forward: scale (sum_a [x > a scale] - sum_b [x < b scale]) (binary and
+    ternary weights of size `scale`)."""
+    steps = sum((x > a * scale).astype(float) for a in above) - sum((x < b * scale).astype(float) for b in below)
+    return scale * steps
 
 
 def discretized(x: np.ndarray, step: float) -> np.ndarray:

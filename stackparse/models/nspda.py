@@ -233,9 +233,7 @@ class NSPDA(StackTensorRNN):
             return super().weights(theta)
         Ws, bs, Wa, ba = theta or self.parameter_expressions()
         s = self.config.binary_scale
-        if s == 1.0:
-            return [levels(Ws, above=(0.5,)), bs, levels(Wa, above=(0.5,), below=(-0.5,)), ba]
-        return [levels(Ws * (1 / s), above=(0.5,)) * s, bs, levels(Wa * (1 / s), above=(0.5,), below=(-0.5,)) * s, ba]
+        return [levels(Ws, above=(0.5,), scale=s), bs, levels(Wa, above=(0.5,), below=(-0.5,), scale=s), ba]
 
     def cell(self, state: NSPDAState, x: dy.Expression, ids, weights):
         return self.nspda.step(state, x, ids, self.codes(), weights, self.quantize_states)
