@@ -182,7 +182,7 @@ def test_a_composite_runs_its_parts_into_one_report_and_a_markdown_block(tmp_pat
     monkeypatch.chdir(tmp_path)
     run("report", "bench", "--into", doc, "--name", "both")
     block = doc.read_text()
-    assert "#### smoke\n" in block and "#### smoke-curves\n" in block and "profile quick (2 seeds)" in block
+    assert "#### smoke\n" in block and "#### smoke-curves\n" in block and "profile quick (2 seeds; these results: seed 1)" in block
     assert "| anbn | 0.0 (1 seed) | 25.0 | -25.0 |" in block
     try:
         import matplotlib  # noqa: F401  (optional: pip install '.[plot]')
@@ -274,6 +274,18 @@ def test_the_report_names_the_runs_that_diverged(tmp_path):
     text = write_report(suite, results, tmp_path)
     assert "diverged, stopped there and count by their best epoch: anbn, rnn, seed 2 (epoch 3: the gradient's" in text
     assert "diverged" not in write_report(suite, results[:1], tmp_path)
+
+
+def test_the_report_says_which_seeds_its_results_hold(tmp_path):
+    """A profile's note states its seeds; a folder run with fewer (`--seeds`) says so beside it."""
+    from stackparse.benchmarks.report import write_report
+    suite = suites.Suite("tiny", "a smoke suite", ("anbn",), ("rnn",), {}, metric="error_by_split.test",
+                         profiles={"short": suites.Profile(2, note="2 seeds, cut short")})
+    results = [{"job": {"task": "anbn", "label": "rnn", "model": "rnn", "seed": seed},
+                "metrics": {"error_by_split": {"test": 10.0 * seed}}} for seed in (1, 2)]
+    assert "profile short (2 seeds, cut short); paper" in write_report(suite, results, tmp_path, "short")
+    assert "profile short (2 seeds, cut short; these results: seed 1); paper" in \
+        write_report(suite, results[:1], tmp_path, "short")
 
 
 def test_a_label_with_a_slash_names_one_directory():

@@ -172,6 +172,9 @@ def write_report(suite: Suite, results: list[dict], out: Path, profile: str = "f
     """report.md and report.json in `out` (and curves.png for suites with curves); returns the text."""
     table, extra = aggregate(suite, results), {}
     note = suite.profile(profile).note if profile in suite.profiles else ""
+    held = sorted({r["job"]["seed"] for r in results})
+    if profile in suite.profiles and held != list(range(1, suite.profile(profile).seeds + 1)):
+        note += f"; these results: seed{'s' * (len(held) != 1)} {', '.join(map(str, held)) or 'none'}"
     text = (f"{suite.description}; profile {profile} ({note}); paper: {suite.paper or 'none'}; "
             f"metric: {suite.metric}{_selection(suite, profile)}\n\n" + markdown(suite, table) + _diverged(results))
     for metric, published in suite.more_metrics:

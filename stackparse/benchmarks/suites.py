@@ -365,10 +365,6 @@ NEGATIVES_COLUMNS = (*(c for c in TABLE4_COLUMNS if c.label in ("LSTM", "GRU", "
                        for c in TABLE4_COLUMNS[-2:]))
 
 
-def _negatives_columns(published: dict) -> dict:
-    """The cells of `NEGATIVES_COLUMNS` of a Table 4 dict: the paper's NSPDA beside each reading of its weights."""
-    return {task: {c.label: row[c.label.removeprefix("continuous ")] for c in NEGATIVES_COLUMNS}
-            for task, row in published.items()}
 
 END_READINGS = (("", {}, {}), ("continuous ", TRAINED_WEIGHTS, {}),
                 ("rounded in training, H=1 ", {"discretize_training": True}, {"rule_strength": 1.0}))
@@ -385,11 +381,21 @@ VARIANT_COLUMNS = tuple(Column(f"{label} {c.label}", c.model, settings, c.train_
                         for label, settings, data in VARIANTS for c in nspda_columns(**HINT2))
 
 
-def _beside_nspda(published: dict, columns: tuple[Column, ...], task_suffix: str = "") -> dict:
-    """The paper's NSPDA cell of a Table 4 dict beside each of `columns` (readings or variants of its NSPDA, each
-    label ending in its order, M1 or M2), for each task + `task_suffix`."""
-    return {f"{task}{task_suffix}": {c.label: row[f"NSPDA, {c.label[-2:]}"] for c in columns}
+def _beside(published: dict, columns: tuple[Column, ...], paper_label, task_suffix: str = "") -> dict:
+    """The paper's cell of a Table 4 dict beside each of `columns`, for each task + `task_suffix`: the cell of the
+    row `paper_label(column label)` (a reading or a variant of one of the paper's rows)."""
+    return {f"{task}{task_suffix}": {c.label: row[paper_label(c.label)] for c in columns}
             for task, row in published.items()}
+
+
+def _beside_nspda(published: dict, columns: tuple[Column, ...], task_suffix: str = "") -> dict:
+    """The paper's NSPDA beside each of `columns` (readings or variants of it, each label ending in its order)."""
+    return _beside(published, columns, lambda label: f"NSPDA, {label[-2:]}", task_suffix)
+
+
+def _negatives_columns(published: dict) -> dict:
+    """The cells of `NEGATIVES_COLUMNS`: the paper's row beside each (its NSPDA beside each reading of the weights)."""
+    return _beside(published, NEGATIVES_COLUMNS, lambda label: label.removeprefix("continuous "))
 
 
 SUITES = {s.name: s for s in [
