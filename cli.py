@@ -284,9 +284,12 @@ def _split_errors(errors: dict, counts: dict) -> str:
               help="2: nspda2 (one state neuron per rule), 3: nspda3 (one per PDA state)")
 @click.option("--strength", type=click.FloatRange(min=0, min_open=True), default=8.0, show_default=True,
               help="H, the size of the programmed weights")
+@click.option("--binary", "binary_scale", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="evaluate with the paper's binary/ternary weights of this size s (W^s in {0, s}, W^a in {-s, 0, "
+                   "s}; exact where s = H); default: the weights as programmed")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="also write program.json (settings and errors) here")
-def program(grammar, order, strength, out):
+def program(grammar, order, strength, binary_scale, out):
     """Program an NSPDA from GRAMMAR's PDA (no training) and test it on the grammar task's splits.
 
     GRAMMAR is a shipped grammar (anbn, palindrome, anbncbmam, anmbncm, dyck2; or its task name
@@ -300,13 +303,15 @@ def program(grammar, order, strength, out):
     from stackparse.tasks.grammar import GrammarTask
     name = grammar.removeprefix("pda-")
     pda = load_pda(grammar) if Path(grammar).is_file() or Path(grammar).suffix else shipped_pda(name)
-    model = programmed_nspda(pda, int(order), strength)
+    model = programmed_nspda(pda, int(order), strength, binary_scale=binary_scale)
     report = evaluate_splits(model, GrammarTask(pda))
-    click.echo(f"{pda.name} / {model.name} programmed ({model.config.hidden} state neurons, H = {strength:g}): "
+    binary = "" if binary_scale is None else f", binary/ternary weights of size {binary_scale:g}"
+    click.echo(f"{pda.name} / {model.name} programmed ({model.config.hidden} state neurons, H = {strength:g}{binary}): "
                + _split_errors(report.error, report.examples))
     if out is not None:
         write_json(Path(out) / "program.json", {"grammar": pda.name, "order": int(order), "strength": strength,
-                                                "state_neurons": model.config.hidden, **report.to_dict()})
+                                                "binary_scale": binary_scale, "state_neurons": model.config.hidden,
+                                                **report.to_dict()})
 
 
 @main.command()

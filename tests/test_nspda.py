@@ -15,7 +15,7 @@ from stackparse.grammars.realtime import realtime
 from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack, Signals, update
 from stackparse.models import get_model_class
 from stackparse.encoders.tensors import quantized
-from stackparse.models.nspda import ALPHAS, EARLIER
+from stackparse.models.nspda import ALPHAS, EARLIER, NSPDA3
 from stackparse.models.programming import programmed_nspda
 from stackparse.encoders.nspda import NSPDAController
 from stackparse.encoders.tensors import outer
@@ -180,6 +180,19 @@ def test_programmed_nspda_classifies_every_string(grammar, order):
     task = small_task(grammar)
     report = evaluate_splits(programmed_nspda(task.pda, order), task)
     assert report.error == {"test": 0.0, "test-480": 0.0, "test-960": 0.0, "train": 0.0}
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_the_papers_binary_weights_hold_a_programmed_automaton_at_its_size_only(order):
+    """The paper's binary/ternary weights (`binary_scale` s, the default) keep the rules programmed at H exactly
+    when s = H: at the printed values' size 1 the state neurons' biases, programmed for H, switch them all off."""
+    task = small_task("anbncbmam")
+    assert NSPDA3.Config().binary_scale == 8.0
+    at = {s: evaluate_splits(programmed_nspda(task.pda, order, binary_scale=s), task, ("test",)).error["test"]
+          for s in (8.0, 1.0)}
+    assert at[8.0] == 0.0 and at[1.0] >= 40.0
+    assert evaluate_splits(programmed_nspda(task.pda, order, 1.0, binary_scale=1.0), task, ("test",)).error == \
+        {"test": 0.0}
 
 
 @pytest.mark.parametrize("grammar", shipped_names())

@@ -15,7 +15,10 @@ def test_program_a_shipped_grammar_is_exact(tmp_path):
     out = run("program", "pda-anbn", "--order", "3", "--out", tmp_path)
     assert "test error 0.0%" in out and "test-960 error 0.0%" in out
     saved = json.loads((tmp_path / "program.json").read_text())
-    assert saved["order"] == 3 and set(saved["error_by_split"].values()) == {0.0}
+    assert saved["order"] == 3 and set(saved["error_by_split"].values()) == {0.0} and saved["binary_scale"] is None
+    binary = run("program", "anbn", "--order", "2", "--binary", "8", "--out", tmp_path)
+    assert "binary/ternary weights of size 8" in binary and "test-960 error 0.0%" in binary
+    assert json.loads((tmp_path / "program.json").read_text())["binary_scale"] == 8.0
 
 
 def test_program_bad_input_is_one_line(tmp_path):

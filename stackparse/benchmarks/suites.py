@@ -332,13 +332,14 @@ VARIANTS = (("paper", {}, {}), ("state-read", {"readout": "state-read"}, {}),
             ("state-read, K=1, continuous", {"readout": "state-read", **TRAINED_WEIGHTS},
              {"refine": 1}),
             ("earlier", {**EARLIER, "weight_step": 0.0}, {}),
-            ("binary at H", {"binary_scale": 8.0}, {}),
+            ("binary at 1", {"binary_scale": 1.0}, {}),
             ("last step", {}, {"score_every_step": False}),
             ("last step, continuous", TRAINED_WEIGHTS, {"score_every_step": False}))
 """(label, model settings, training settings) of `mali-variants`' columns. "last step": the loss on each string's last
 step only, where the paper's eq. 15 scores every step with the string's label (on the palindromes, every step's
-loss drives the state into all zeros within a few epochs: BENCHMARKS.md). "binary at H": the paper's binary/ternary
-weights at evaluation of the inserted rules' size H = 8, {0, H} and {-H, 0, H}, not {0, 1} and {-1, 0, 1}."""
+loss drives the state into all zeros within a few epochs: BENCHMARKS.md). "binary at 1": the paper's binary/ternary
+weights at evaluation as printed, {0, 1} and {-1, 0, 1}, not of the inserted rules' size H = 8 (the model's
+`binary_scale`, whose default was 1 until 2026-11-28, when this column was "binary at H" and set 8)."""
 
 TABLE4_COLUMNS = (
     Column("RNN", "rnn", {"hidden": 50}), Column("LSTM", "lstm", {"hidden": 50}),
@@ -367,10 +368,11 @@ NEGATIVES_COLUMNS = (*(c for c in TABLE4_COLUMNS if c.label in ("LSTM", "GRU", "
 
 
 END_READINGS = (("", {}, {}), ("continuous ", TRAINED_WEIGHTS, {}),
-                ("rounded in training, H=1 ", {"discretize_training": True}, {"rule_strength": 1.0}))
+                ("rounded in training, H=1 ", {"discretize_training": True, "binary_scale": 1.0},
+                 {"rule_strength": 1.0}))
 """(label prefix, model settings, training settings) of `mali-end`'s readings of the paper's weights: binary/ternary
 at evaluation (the paper's), the trained continuous ones, and binary/ternary in training too (straight-through) with
-the rules inserted at H = 1, weights a binary/ternary network holds as they are."""
+the rules inserted at H = 1 and the levels of size 1, weights a binary/ternary network holds as they are."""
 
 
 END_COLUMNS = tuple(Column(f"{label}{c.label}", c.model, settings, data_settings={**c.data_settings, **data},

@@ -73,15 +73,19 @@ def neurons_needed(table: RealTimePDA, order: int) -> int:
 
 
 def programmed_nspda(pda: PDA, order: int, strength: float = 8.0,
-                     pc: dy.ParameterCollection | None = None) -> NSPDA:
+                     pc: dy.ParameterCollection | None = None, binary_scale: float | None = None) -> NSPDA:
     """An NSPDA of order 2 or 3 running `pda` exactly, with no training (module docstring), weights of
     `strength` H, in `pc` (a new collection if None). Its inputs are the PDA's input symbols, in order,
-    its outputs `OUTPUTS`. A UserError if the PDA does not fit (`realtime`) or its actions need order 3."""
+    its outputs `OUTPUTS`. A UserError if the PDA does not fit (`realtime`) or its actions need order 3.
+    `binary_scale` s: evaluated with the paper's binary/ternary weights of size s (exact at s = H); None: with the
+    weights as programmed."""
     table = realtime(pda)
     cls = {2: NSPDA2, 3: NSPDA3}[order]
-    # The response must see the top (acceptance is a function of (q, top)); the weights stay as programmed.
+    # The response must see the top (acceptance is a function of (q, top)).
+    weights = {"weight_values": "step"} if binary_scale is None else {"weight_values": "paper",
+                                                                       "binary_scale": binary_scale}
     config = cls.Config(hidden=neurons_needed(table, order), bottom=bool(pda.bottom), readout="state-read",
-                        weight_values="step")
+                        **weights)
     model = cls(pc or dy.ParameterCollection(), config, len(pda.input_symbols), len(OUTPUTS))
     insert(model, table, strength, share=1.0, rng=np.random.default_rng(0), clear=True)
     return model
