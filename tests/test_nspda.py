@@ -8,6 +8,7 @@ import dynet as dy
 import numpy as np
 import pytest
 
+from stackparse.config import from_dict
 from stackparse.errors import UserError
 from stackparse.evaluation.sequence import evaluate_splits, score_examples
 from stackparse.grammars import Split, accepts, parse_pda, shipped_names, shipped_pda, split_of
@@ -188,6 +189,7 @@ def test_the_papers_binary_weights_hold_a_programmed_automaton_at_its_size_only(
     when s = H: at the printed values' size 1 the state neurons' biases, programmed for H, switch them all off."""
     task = small_task("anbncbmam")
     assert NSPDA3.Config().binary_scale == 8.0
+    assert from_dict(NSPDA3.Config, {"hidden": 4}).binary_scale == 1.0     # saved before the setting: as trained
     at = {s: evaluate_splits(programmed_nspda(task.pda, order, binary_scale=s), task, ("test",)).error["test"]
           for s in (8.0, 1.0)}
     assert at[8.0] == 0.0 and at[1.0] >= 40.0

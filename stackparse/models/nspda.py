@@ -95,7 +95,8 @@ class NSPDAPaperConfig(TensorConfig):
     binary_scale: float = setting(8.0, "nspda, weight_values paper: the size s of the binary/ternary weights, W^s "
                                   "in {0, s} and W^a in {-s, 0, s}, each weight to the nearest (8: the inserted "
                                   "rules' default strength H, which a binary network holds only at s = H; keep it "
-                                  "equal to rule_strength; 1: the values as printed)", min=0, min_open=True)
+                                  "equal to rule_strength; 1: the values as printed)", min=0, min_open=True,
+                                  absent=1.0)
 
 
 EARLIER = {"pairing": "state-read", "action_quantizer": "round", "read_values": "onehot", "readout": "state-read",
