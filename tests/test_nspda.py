@@ -193,8 +193,9 @@ def test_the_papers_binary_weights_hold_a_programmed_automaton_at_its_size_only(
     at = {s: evaluate_splits(programmed_nspda(task.pda, order, binary_scale=s), task, ("test",)).error["test"]
           for s in (8.0, 1.0)}
     assert at[8.0] == 0.0 and at[1.0] >= 40.0
-    assert evaluate_splits(programmed_nspda(task.pda, order, 1.0, binary_scale=1.0), task, ("test",)).error == \
-        {"test": 0.0}
+    for binary_scale in (1.0, None):            # None: as programmed, the rules' biases of +-0.5 not rounded
+        assert evaluate_splits(programmed_nspda(task.pda, order, 1.0, binary_scale=binary_scale), task,
+                               ("test",)).error == {"test": 0.0}
 
 
 @pytest.mark.parametrize("grammar", shipped_names())

@@ -366,7 +366,6 @@ NEGATIVES_COLUMNS = (*(c for c in TABLE4_COLUMNS if c.label in ("LSTM", "GRU", "
                        for c in TABLE4_COLUMNS[-2:]))
 
 
-
 END_READINGS = (("", {}, {}), ("continuous ", TRAINED_WEIGHTS, {}),
                 ("rounded in training, H=1 ", {"discretize_training": True, "binary_scale": 1.0},
                  {"rule_strength": 1.0}))
