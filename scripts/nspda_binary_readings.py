@@ -33,7 +33,7 @@ def ternary(w, scale=1.0):
 
 
 def far(w):
-    """Percent of the weights between the levels' midpoints' neighbourhoods: H/4 < |w| < 3H/4."""
+    """Percent of the weights far from every level of size H: H/4 < |w| < 3H/4."""
     return 100 * np.mean((np.abs(w) > H / 4) & (np.abs(w) < 3 * H / 4))
 
 

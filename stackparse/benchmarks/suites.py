@@ -339,7 +339,7 @@ VARIANTS = (("paper", {}, {}), ("state-read", {"readout": "state-read"}, {}),
 step only, where the paper's eq. 15 scores every step with the string's label (on the palindromes, every step's
 loss drives the state into all zeros within a few epochs: BENCHMARKS.md). "binary at 1": the paper's binary/ternary
 weights at evaluation as printed, {0, 1} and {-1, 0, 1}, not of the inserted rules' size H = 8 (the model's
-`binary_scale`, whose default was 1 until 2026-11-28, when this column was "binary at H" and set 8)."""
+`binary_scale`)."""
 
 TABLE4_COLUMNS = (
     Column("RNN", "rnn", {"hidden": 50}), Column("LSTM", "lstm", {"hidden": 50}),

@@ -82,7 +82,7 @@ def programmed_nspda(pda: PDA, order: int, strength: float = 8.0,
     table = realtime(pda)
     cls = {2: NSPDA2, 3: NSPDA3}[order]
     # The response must see the top (acceptance is a function of (q, top)); as programmed: no rounding at all (a
-    # weight_step of 1 would round the biases of H = 1 rules, +-0.5).
+    # weight_step of 1 would round the biases of -H/2 of rules at H = 1).
     weights = {"weight_values": "step", "weight_step": 0.0} if binary_scale is None else \
         {"weight_values": "paper", "binary_scale": binary_scale}
     config = cls.Config(hidden=neurons_needed(table, order), bottom=bool(pda.bottom), readout="state-read",
