@@ -1,7 +1,7 @@
 """The numpy mirror of the neural stack, queue and deque LSTMs' BPTT, and of the deep LSTM's
-(`stackparse.models.neural_stack_arrays`), against DyNet's graph: the memory's strength updates and reads with their
-vector-Jacobian products, the model's loss and every parameter's gradient, and the trainer's updates through it
-(RMSProp, the embeddings' sparse rows included)."""
+(`stackparse.models.neural_stack_arrays`), against DyNet's graph: the memory's compiled step (pops, pushes, reads)
+and its gradients, the model's loss and every parameter's gradient, and the trainer's updates through it (RMSProp,
+the embeddings' sparse rows included); DyNet's graph where the kernels cannot be compiled."""
 import dynet as dy
 import numpy as np
 import pytest
@@ -10,6 +10,7 @@ from stackparse.memories import grefenstette as graph
 from stackparse.memories import grefenstette_arrays as arrays
 from stackparse.evaluation.sequence import score_examples
 from stackparse.models import get_model_class
+from stackparse.models import neural_stack_arrays
 from stackparse.models.neural_stack_arrays import _Product
 from stackparse.sequences import Example
 from stackparse.training.methods import TruncatedBPTT, segment_losses
@@ -18,36 +19,93 @@ from stackparse.training.trainer import OPTIMIZERS
 N_IN, N_OUT = 6, 5
 
 
-def strengths(rng, batch=3, n=7):
-    return rng.uniform(0, 0.6, (batch, n))
+MEMORIES = {"stack": ((True,), (True,)), "queue": ((False,), (True,)), "deque": ((True, False), (True, False))}
+"""read_from_top, push_at_top of each memory."""
 
 
-@pytest.mark.parametrize("from_top", [True, False])
-def test_pop_and_read_weights_are_the_graphs(rng, from_top):
-    s, u = strengths(rng), rng.uniform(0, 1, (3, 1))
+def memory_step(kind, s_prev, p, values, g_s=None, g_read=None, m=3):
+    """The compiled memory's second step (t = 1 of T = 2) over rows whose first left strengths s_prev (B, slots of
+    step 0) and values (B, slots, m); p (B, S): the signals. (strengths after the step in its window, the reads); with
+    g_s and g_read, the gradients of those: then also (g_p, the gradient of s_prev)."""
+    read_top, push_top = (arrays.end_bits(flags) for flags in MEMORIES[kind])
+    ends, B = len(MEMORIES[kind][0]), len(p)
+    bottoms = ends - sum(MEMORIES[kind][1])
+    T, R = 2, 2 * ends
+    window = [(T * bottoms - bottoms * (t + 1), T * bottoms + (ends - bottoms) * (t + 1)) for t in (0, 1)]
+    f32 = lambda x: np.ascontiguousarray(x, dtype=np.float32)                   # noqa: E731
+    strengths, memory = np.zeros((2, B, R), np.float32), np.zeros((B, R, m), np.float32)
+    (lo0, hi0), (lo, hi) = window
+    strengths[0, :, lo0:hi0], memory[:, lo0:hi0] = s_prev, values
+    p, read, history = f32(p), np.zeros((B, ends * m), np.float32), np.zeros((B, T * ends, R), np.float32)
+    at = lambda a: a.ctypes.data                                                 # noqa: E731
+    kernels = arrays.kernels()
+    kernels.forward(B, ends, read_top, push_top, m, R, at(p), p.shape[1], at(strengths[0]), lo0, hi0,
+                    at(strengths[1]), lo, hi, at(memory), at(read), at(history), T * ends, ends,
+                    at(np.empty(R, np.float32)))
+    if g_s is None:
+        return strengths[1, :, lo:hi], read
+    g_strengths, g_p = np.zeros((B, R), np.float32), np.zeros_like(p)
+    g_strengths[:, lo:hi] = g_s
+    kernels.backward(B, ends, read_top, push_top, m, R, at(p), p.shape[1], at(g_p), at(strengths[0]), lo0, hi0,
+                     at(strengths[1]), lo, hi, at(g_strengths), at(memory), at(history),
+                     at(np.zeros((B, T * ends, m), np.float32)), T * ends, ends, at(f32(g_read)),
+                     at(np.empty(2 * R, np.float32)))
+    return strengths[1, :, lo:hi], read, g_p, g_strengths[:, lo0:hi0]
+
+
+def at_ends(pushed: dict, middle) -> list:
+    """[the bottom's push; middle; the top's push], those there are."""
+    return [pushed[top] for top in (False,) if top in pushed] + [middle] + [pushed[top] for top in (True,) if top in pushed]
+
+
+def signals_of(rng, kind, B, m=3):
+    ends = len(MEMORIES[kind][0])
+    return np.concatenate([rng.uniform(0.05, 0.95, (B, 2 * ends)), rng.uniform(-1, 1, (B, ends * m))], axis=1)
+
+
+@pytest.mark.parametrize("kind", list(MEMORIES))
+def test_the_compiled_memory_step_is_the_graphs(rng, kind):
+    """Pops, pushes and reads of one step against `stackparse.memories.grefenstette`'s equations on DyNet."""
+    B, m, (read_from_top, push_at_top) = 3, 3, MEMORIES[kind]
+    ends = len(read_from_top)
+    s_prev, values = rng.uniform(0, 0.6, (B, ends)), rng.normal(size=(B, ends, m))
+    p = signals_of(rng, kind, B)
+    s_new, read = memory_step(kind, s_prev, p, values)
     dy.renew_cg()
-    s_graph = dy.inputTensor(s.T.astype(np.float32), batched=True)
-    u_graph = dy.inputTensor(u.T.astype(np.float32), batched=True)
-    popped = graph.pop(s_graph, u_graph, from_top).npvalue().T
-    weights = graph.read_weights(s_graph, from_top).npvalue().T
-    assert np.allclose(arrays.pop(s.astype(np.float32), u.astype(np.float32), from_top)[0], popped, atol=1e-6)
-    assert np.allclose(arrays.read_weights(s.astype(np.float32), from_top)[0], weights, atol=1e-6)
+    middle = dy.inputTensor(s_prev.T.astype(np.float32), batched=True)
+    for e, top in enumerate(read_from_top):
+        middle = graph.pop(middle, dy.inputTensor(p[None, :, 2 * e + 1].astype(np.float32), batched=True), top)
+    pushes = {top: p[:, 2 * e] for e, top in enumerate(push_at_top)}
+    expected = np.concatenate(at_ends({top: x[:, None] for top, x in pushes.items()},
+                                      middle.npvalue().T.reshape(B, -1)), axis=1)
+    assert np.allclose(s_new, expected, atol=1e-6)
+    pushed = {top: p[:, 2 * ends + e * m:2 * ends + (e + 1) * m] for e, top in enumerate(push_at_top)}
+    column = np.concatenate(at_ends({top: x[:, None] for top, x in pushed.items()}, values), axis=1)  # (B, slots, m)
+    s_graph = dy.inputTensor(expected.T.astype(np.float32), batched=True)
+    for e, top in enumerate(read_from_top):
+        weights = graph.read_weights(s_graph, top).npvalue().T.reshape(B, -1)
+        assert np.allclose(read[:, e * m:(e + 1) * m], np.einsum("bn,bnm->bm", weights, column), atol=1e-5)
 
 
-@pytest.mark.parametrize("from_top", [True, False])
-def test_the_vector_jacobian_products_match_finite_differences(rng, from_top):
-    s, u, g = strengths(rng), rng.uniform(0, 1, (3, 1)), rng.normal(size=(3, 7))
-    popped, cache = arrays.pop(s, u, from_top)
-    g_s, g_u = arrays.pop_vjp(g, cache, from_top)
-    g_read = arrays.read_weights_vjp(g, arrays.read_weights(s, from_top)[1], from_top)
-    eps = 1e-7
-    for i in range(7):
-        d = np.zeros_like(s)
-        d[:, i] = eps
-        assert np.allclose(((arrays.pop(s + d, u, from_top)[0] - popped) * g).sum(1) / eps, g_s[:, i], atol=1e-5)
-        assert np.allclose(((arrays.read_weights(s + d, from_top)[0] - arrays.read_weights(s, from_top)[0]) * g)
-                           .sum(1) / eps, g_read[:, i], atol=1e-5)
-    assert np.allclose(((arrays.pop(s, u + eps, from_top)[0] - popped) * g).sum(1) / eps, g_u[:, 0], atol=1e-5)
+@pytest.mark.parametrize("kind", list(MEMORIES))
+def test_the_compiled_memory_steps_gradients_match_finite_differences(rng, kind):
+    B, m, ends = 3, 3, len(MEMORIES[kind][0])
+    s_prev, values = rng.uniform(0, 0.6, (B, ends)), rng.normal(size=(B, ends, m))
+    p = signals_of(rng, kind, B)
+    s_new, read = memory_step(kind, s_prev, p, values)
+    g_s, g_read = rng.normal(size=s_new.shape), rng.normal(size=read.shape)
+    _, _, g_p, g_prev = memory_step(kind, s_prev, p, values, g_s, g_read)
+
+    def loss(s_prev, p):
+        s_new, read = memory_step(kind, s_prev, p, values)
+        return (s_new * g_s).sum(1) + (read * g_read).sum(1)
+    eps = 1e-3
+    for x, gradient, other in ((s_prev, g_prev, p), (p, g_p, s_prev)):
+        for i in range(x.shape[1]):
+            d = np.zeros_like(x)
+            d[:, i] = eps
+            up, down = ((loss(x + sign * d, other) if x is s_prev else loss(other, x + sign * d)) for sign in (1, -1))
+            assert np.allclose((up - down) / (2 * eps), gradient[:, i], atol=2e-3), i
 
 
 def model_of(name, rng, **settings):
@@ -124,6 +182,15 @@ def test_without_the_mirror_or_with_cuts_the_graph_computes_the_loss(rng):
         assert all(isinstance(loss, dy.Expression) for loss, _ in method.losses(model, batch, rng))
     (loss, scored), = TruncatedBPTT(0, True).losses(model, batch, rng)
     assert not isinstance(loss, dy.Expression) and scored == sum(sum(e.scored) for e in batch)
+
+
+def test_where_the_kernels_cannot_be_compiled_the_graph_trains_and_scores(rng, monkeypatch):
+    monkeypatch.setattr(neural_stack_arrays, "_cell_kernels", lambda: None)
+    model, _ = model_of("neural-stack", rng)
+    assert model.array_mirror() is None
+    batch = batch_of(rng)
+    assert all(isinstance(loss, dy.Expression) for loss, _ in TruncatedBPTT(0, True).losses(model, batch, rng))
+    assert len(score_examples(model, batch)) == len(batch)
 
 
 @pytest.mark.parametrize("name", ["neural-stack", "neural-queue", "neural-deque", "deep-lstm"])

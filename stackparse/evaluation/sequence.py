@@ -44,8 +44,8 @@ def score_examples(model, examples: list[Example], batch_size: int | None = None
     `batch_size` sequences at a time (default: the model's `evaluation_batch`, or `MIRROR_BATCH` through the
     model's numpy mirror, which it runs where it has one (`ArrayMirror`) and `mirror` is on: no graph holds the
     steps, and its products are efficient only over many sequences)."""
-    mirrored = mirror and isinstance(model, ArrayMirror)
-    scores = model.array_mirror().scores if mirrored else partial(_graph_scores, model)
+    mirrored = mirror and isinstance(model, ArrayMirror) and model.array_mirror()
+    scores = mirrored.scores if mirrored else partial(_graph_scores, model)
     batch_size = batch_size or (MIRROR_BATCH if mirrored else model.evaluation_batch)
     results = []
     for i in range(0, len(examples), batch_size):

@@ -42,7 +42,8 @@ class ArrayMirror(Protocol):
 
     `array_mirror()`: `gradient(batch)`, the minibatch's summed loss and its gradient by BPTT without cuts, and
     `scores(examples)`, every step's output scores; the same numbers as DyNet's graph gives, in a few array
-    operations a step (`stackparse.models.neural_stack_arrays`).
+    operations a step (`stackparse.models.neural_stack_arrays`). None where its compiled kernels cannot be built
+    (no C compiler): DyNet's graph then does the work.
     """
 
     def array_mirror(self) -> Any: ...

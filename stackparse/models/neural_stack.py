@@ -47,7 +47,7 @@ from stackparse.encoders.grefenstette import (
     learned_h0,
 )
 from stackparse.models.base import EmbeddingConfig, EncoderModel, Memoryless, SequenceModel, model_settings, register
-from stackparse.models.neural_stack_arrays import NO_X, X_FIRST, X_LAST, LSTMArrays, MirrorParts
+from stackparse.models.neural_stack_arrays import NO_X, X_FIRST, X_LAST, LSTMArrays, MirrorParts, available
 
 
 PAPER_SIZES = {"memory_size": 256, "learned_h0": True}
@@ -130,9 +130,11 @@ class DeepLSTM(Memoryless, SequenceModel):
     def state_tensors(self, state):
         return [t for block_state in state for t in block_state.s()]
 
-    def array_mirror(self) -> LSTMArrays:
+    def array_mirror(self) -> LSTMArrays | None:
         """The numpy mirror of this model's passes (`ArrayMirror`): the first layer reads x_t, each next one the
         layer below, and [h below; x_t] with `input_every_layer`."""
+        if not available(memory=False):
+            return None
         layers = [layer for block in self.blocks for layer in block.get_parameters()]
         above = X_LAST if self.config.input_every_layer else NO_X
         return LSTMArrays(self, MirrorParts(layers, [X_FIRST] + [above] * (len(layers) - 1), self.h0))
@@ -147,9 +149,11 @@ class _NeuralMemoryLSTM(EncoderModel):
     def hidden(self, state):
         return state.output
 
-    def array_mirror(self) -> LSTMArrays:
+    def array_mirror(self) -> LSTMArrays | None:
         """The numpy mirror of this model's passes (`ArrayMirror`): the controller's layers (the first reads
         [x_t; r_{t-1}]), its output layer o_t and its memory."""
+        if not available(memory=True):
+            return None
         e = self.controller
         layers = e.lstm.get_parameters()
         return LSTMArrays(self, MirrorParts(layers, [X_FIRST] + [NO_X] * (len(layers) - 1), e.h0, (e.W_o, e.b_o), e))

@@ -4,14 +4,18 @@ without cuts), and the same forward pass for scoring (`stackparse.evaluation.seq
 implementation for all four: the deep LSTM is the controller without a memory or an output layer (`MirrorParts`).
 
 DyNet builds some eighty nodes a step for the LSTM controller, its signals and the memory, each costing far more
-to build and run than its arithmetic at the paper's sizes (256 units, batch 10). Here a step is a few array
-operations over the whole minibatch: one matrix product for the LSTM's gates ([r_{t-1}; h_{t-1}] against the
-stacked weights; the embeddings' share is one product over all steps) and one tanh for all four of them (the
-logistics through tanh, `_halved`), one product for the signals and one tanh for them, one batched product for
-all the reads, and the memory's strength updates of `stackparse.memories.grefenstette_arrays`. Each step writes
-into arrays preallocated for the whole minibatch (`_Layer`), so nothing is gathered afterwards. Whatever does not
-feed the recurrence waits for the whole sequence: the output layer o_t and the softmax are one product each over
-all steps, and every weight's gradient is one product over all steps' (input, gradient) pairs.
+to build and run than its arithmetic at the paper's sizes (256 units, batch 10). Here a step is a few calls over the
+whole minibatch: one matrix product for the LSTM's gates ([r_{t-1}; h_{t-1}] against the stacked weights; the
+embeddings' share is one product over all steps), one compiled call for the cell's element-wise work (all four
+gates' nonlinearities, c_t, h_t: `neural_stack_arrays.c`, which also holds their derivatives), one product for the
+signals and one call for their nonlinearities, and one compiled call for the memory's pops, pushes and reads
+(`stackparse.memories.grefenstette_arrays`). In numpy the element-wise work was some hundred operations a step,
+each costing more in its call than in its arithmetic at these sizes; compiled, the step is bound by its products,
+which read the whole weight matrices for ten rows (BENCHMARKS.md, issue 19's section). Each step writes into arrays
+preallocated for the whole minibatch (`_Layer`), so nothing is gathered afterwards. Whatever does not feed the
+recurrence waits for the whole sequence: the output layer o_t and the softmax are one product each over all steps,
+and every weight's gradient is one product over all steps' (input, gradient) pairs. The kernels are compiled on
+first use (`stackparse._native`); where they cannot be, `array_mirror()` gives None and DyNet's graph trains.
 
 It mirrors the DyNet model exactly (the tests compare loss and gradients): the controller of
 `stackparse.encoders.grefenstette` (DyNet's VanillaLSTMBuilder: gates i, f, o, g in that order, DyNet's forget bias
@@ -23,22 +27,27 @@ softmax output V o_t + c (the deep LSTM's: V h_t + c, its layers above the first
 - DyNet's lookups touch every embedding row the padded minibatch names, padding included (their gradient may be 0),
   and its optimizers update the rows touched; `gradient` names the same rows.
 The value matrix is preallocated, one row per push, the deque's bottom pushes filling it downwards from the
-middle, so the live memory is a window of it. A value's gradient is gathered when the backward pass reaches its
-push, as its weight in every later read times that read's gradient (both kept whole, `_Memory`), instead of
-being accumulated into a matrix of the value matrix's size at every step.
+middle, so the live memory is a window of it (`_window`). A value's gradient is gathered when the backward pass
+reaches its push, as its weight in every later read times that read's gradient (both kept whole: `_Forward.history`
+and the backward pass's `g_reads`), instead of being accumulated into a matrix of the value matrix's size at every
+step.
 The weights are read, and their gradients added, through views of DyNet's memory (`stackparse._dynet_views`):
 DyNet's own copies would cost more than the whole step.
 """
 from __future__ import annotations
 
+from ctypes import c_int, c_void_p
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import NamedTuple
 
 import dynet as dy
 import numpy as np
 
+from stackparse import _native
 from stackparse._dynet_views import views
-from stackparse.memories.grefenstette_arrays import pop, pop_vjp, read_weights, read_weights_vjp
+from stackparse.memories import grefenstette_arrays
 from stackparse.sequences import Example, pad
 
 FORGET_BIAS = 1.0
@@ -160,30 +169,15 @@ class _Layer(NamedTuple):
     h: np.ndarray               # (N, h)
 
 
-class _Step(NamedTuple):
-    """The memory's part of one step of the minibatch's running sequences (k rows)."""
-    actions: np.ndarray         # d_t, u_t per end, interleaved: (k, 2 ends)
-    value: np.ndarray           # (k, ends m)
-    popped: list                # per end, `pop`'s cache (none at the first step)
-    n: int                      # positions in the memory after the step
-    window: tuple[int, int]     # their rows in the value matrix
-    rows: list[int]             # the rows of this step's pushes, per end
-    weights: np.ndarray | None  # the next step's read weights (k, ends, n); None at the last step
-    reads: list                 # per end, `read_weights`' cache
-
-
-class _Memory(NamedTuple):
-    """The memory over the whole minibatch: the value matrix, (B, rows, m), and the weight of every row in every
-    read, (B, T ends, rows): the read after step t from end e at t ends + e."""
-    values: np.ndarray
-    weights: np.ndarray
-
-
 class _Forward(NamedTuple):
-    """What the backward pass needs of the forward one: each step's memory part (`keep`), the memory, each layer's
-    values, and where each step's rows start in them ((T + 1,): `starts[-1]` is the number of rows N)."""
-    steps: list[_Step]
-    memory: _Memory
+    """What the backward pass needs of the forward one: the memory's signals after their nonlinearities (N, S), its
+    strengths after every step (T, B, R; `keep`), value matrix (B, R, m) and the weights of every read (B, T ends,
+    R; `keep`), each layer's values, and where each step's rows start in them ((T + 1,): `starts[-1]` is the number
+    of rows N)."""
+    signals: np.ndarray | None
+    strengths: np.ndarray | None
+    values: np.ndarray | None
+    history: np.ndarray | None
     layers: list[_Layer]
     starts: np.ndarray
 
@@ -201,6 +195,10 @@ class LSTMArrays:
         self.read_from_top, self.push_at_top = (memory.read_from_top, memory.push_at_top) if memory else ((), ())
         self.bottoms = sum(not top for top in self.push_at_top)       # ends pushing at the bottom
         self.signal_offsets = np.array(encoder.signal_offsets if memory else (), dtype=FLOAT)
+        self.S = 2 * self.ends + self.ends * self.m                  # a step's signals: d_t, u_t per end, v_t
+        self.read_bits = grefenstette_arrays.end_bits(self.read_from_top)
+        self.push_bits = grefenstette_arrays.end_bits(self.push_at_top)
+        self.memory = grefenstette_arrays.kernels() if memory else None
 
     def parameters(self) -> list[dy.Parameters]:
         """The trained parameters, in the order `gradient` gives their gradients."""
@@ -270,22 +268,35 @@ class LSTMArrays:
 
     # ---- the forward pass --------------------------------------------------------------------------------------
     def _forward(self, w: _Weights, inputs: np.ndarray, active: list[int], keep: bool) -> _Forward:
-        """Every step's values; the memory's parts that only the backward pass needs, only with `keep`."""
+        """Every step's values; the memory's strengths and reads' weights, which only the backward pass needs, only
+        with `keep`."""
         T, B = inputs.shape
-        h, m, ends = self.h, self.m, self.ends
+        h, m, ends, cell = self.h, self.m, self.ends, _cell_kernels()
         starts = np.concatenate([[0], np.cumsum(active)])
-        layers = [_Layer(np.empty((starts[-1], below + h), FLOAT), np.empty((starts[-1], 4 * h), FLOAT),
-                         *(np.empty((starts[-1], h), FLOAT) for _ in range(3)))
+        N = int(starts[-1])
+        layers = [_Layer(np.empty((N, below + h), FLOAT), np.empty((N, 4 * h), FLOAT),
+                         *(np.empty((N, h), FLOAT) for _ in range(3)))
                   for below in [ends * m] + [h] * (self.layers - 1)]
-        base = T * self.bottoms                                     # the first top push's row
-        values = np.zeros((B, T * len(self.push_at_top), m), FLOAT)
-        history = np.zeros((B, T * ends, values.shape[1]), FLOAT) if keep else None
-        symbol_bias = [b[inputs] if b.ndim == 2 else None for b in w.gate_bias]    # (T, B, 4h) where by input symbol
+        symbol_bias = [b[inputs] if b.ndim == 2 else b for b in w.gate_bias]   # (T, B, 4h) where by input symbol
         hs = [np.broadcast_to(h0, (B, h)) for h0 in w.h0]
-        cs = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
-        read, strengths, steps = np.zeros((B, ends * m), FLOAT), None, []
+        read = np.zeros((B, ends * m), FLOAT)
+        signals = strengths = values = history = None
+        if ends:
+            memory, R = self.memory, self._slots(T)
+            signals = np.empty((N, self.S), FLOAT)
+            values = np.zeros((B, R, m), FLOAT)
+            history = np.zeros((B, T * ends, R), FLOAT) if keep else None
+            strengths = np.zeros((T if keep else 2, B, R), FLOAT)          # without `keep`, two in turn
+            scratch = np.empty(R, FLOAT)
+        act, c, tanh_c, h_out = ([_rows(getattr(x, name)) for x in layers] for name in ("act", "c", "tanh_c", "h"))
+        bias_at = [_rows(b) if b.ndim == 3 else (lambda _, at=_at(b): at) for b in symbol_bias]    # step t's
+        bias_stride = [4 * h if b.ndim == 3 else 0 for b in symbol_bias]
+        if ends:
+            signals_at, strengths_at = _rows(signals), _rows(strengths)
+            constants = (_at(w.signal_bias), _at(values), _at(read), _at(history) if keep else None, _at(scratch))
+            signal_bias, values_at, read_at, history_at, scratch_at = constants
         for t, k in enumerate(active):
-            rows = slice(starts[t], starts[t] + k)
+            rows, first = slice(starts[t], starts[t] + k), int(starts[t])
             # the controller (DyNet's VanillaLSTMBuilder), layer by layer
             below = read[:k]
             for layer, x in enumerate(layers):
@@ -293,125 +304,79 @@ class LSTMArrays:
                 split = z.shape[1] - h
                 z[:, :split] = below
                 z[:, split:] = hs[layer][:k]
-                act = w.gates[layer](z, out=x.act[rows])
-                act += w.gate_bias[layer] if symbol_bias[layer] is None else symbol_bias[layer][t, :k]
-                np.tanh(act, out=act)
-                _logistic_from_tanh(act[:, :3 * h])                                     # i, f, o; g is the tanh
-                c = np.multiply(act[:, h:2 * h], cs[layer][:k], out=x.c[rows])
-                c += act[:, :h] * act[:, 3 * h:]
-                below = np.multiply(act[:, 2 * h:3 * h], np.tanh(c, out=x.tanh_c[rows]), out=x.h[rows])
-                hs[layer], cs[layer] = below, c
+                w.gates[layer](z, out=x.act[rows])
+                cell.forward(k, h, act[layer](first), bias_at[layer](t), bias_stride[layer],
+                             c[layer](starts[t - 1]) if t else None, c[layer](first), tanh_c[layer](first),
+                             h_out[layer](first))
+                below = hs[layer] = x.h[rows]
             if not ends:
                 continue
-            # the signals: d_t, u_t per end (interleaved), v_t
-            p = w.signals(below)
-            p += w.signal_bias
-            np.tanh(p, out=p)
-            actions, value = p[:, :2 * ends], p[:, 2 * ends:]                        # (k, 2 ends), (k, ends m)
-            _logistic_from_tanh(actions)
-            push, pops = actions[:, 0::2], actions[:, 1::2]                          # (k, ends) each
-            # the memory: pops (eq. 2, 4, 7-8), then pushes (eq. 1, 6, 9)
-            middle, popped = (np.zeros((k, 0), FLOAT) if strengths is None else strengths[:k]), []
-            if strengths is not None:
-                for e, top in enumerate(self.read_from_top):
-                    middle, cache = pop(middle, pops[:, e:e + 1], top)
-                    popped.append(cache)
-            lo, hi = base - self.bottoms * (t + 1), base + (len(self.push_at_top) - self.bottoms) * (t + 1)
-            pushed = [hi - 1 if top else lo for top in self.push_at_top]
-            for e, row in enumerate(pushed):
-                values[:k, row] = value[:, e * m:(e + 1) * m]
-            strengths = np.concatenate([push[:, e:e + 1] for e, top in enumerate(self.push_at_top) if not top]
-                                       + [middle]
-                                       + [push[:, e:e + 1] for e, top in enumerate(self.push_at_top) if top], axis=1)
-            # the reads of the next step (eq. 3, 5, 10-11)
-            weights, reads = None, []
-            if t + 1 < len(active):
-                caches = [read_weights(strengths, top) for top in self.read_from_top]
-                weights = np.stack([wt for wt, _ in caches], axis=1) if ends > 1 else caches[0][0][:, None]  # (k, ends, n)
-                reads = [cache for _, cache in caches]
-                read = (weights @ values[:k, lo:hi]).reshape(k, ends * m)
-                if keep:
-                    history[:k, t * ends:(t + 1) * ends, lo:hi] = weights
-            if keep:
-                steps.append(_Step(actions, value, popped, strengths.shape[1], (lo, hi), pushed, weights, reads))
-        return _Forward(steps, _Memory(values, history), layers, starts)
+            # the signals d_t, u_t per end (interleaved), v_t, then the memory: pops (eq. 2, 4, 7-8), pushes (eq. 1,
+            # 6, 9) and the reads of the next step (eq. 3, 5, 10-11)
+            w.signals(below, out=signals[rows])
+            cell.activate(k, self.S, signals_at(first), signal_bias, 0, 2 * ends)
+            (lo, hi), previous = self._window(T, t), self._window(T, t - 1)
+            memory.forward(k, ends, self.read_bits, self.push_bits, m, R, signals_at(first), self.S,
+                           strengths_at((t - 1) % len(strengths)) if t else None, *previous,
+                           strengths_at(t % len(strengths)), lo, hi, values_at,
+                           read_at if t + 1 < len(active) else None, history_at, T * ends, t * ends, scratch_at)
+        return _Forward(signals, strengths, values, history, layers, starts)
+
+    def _slots(self, T: int) -> int:
+        """The value matrix's rows for T steps: one per push."""
+        return T * len(self.push_at_top)
+
+    def _window(self, T: int, t: int) -> tuple[int, int]:
+        """The rows of the value matrix live after step t, [lo, hi): the top pushes go upwards from row T bottoms,
+        the bottom pushes downwards from it."""
+        base = T * self.bottoms
+        return base - self.bottoms * (t + 1), base + (len(self.push_at_top) - self.bottoms) * (t + 1)
 
     # ---- the backward pass -------------------------------------------------------------------------------------
     def _backward(self, w: _Weights, forward: _Forward, g_hidden: np.ndarray, ids: np.ndarray):
         """The gradients of the LSTM's weights (per layer W_x, W_h, b), of the signals' (W_du, b_du, W_v, b_v), of
         h_0 (per layer), and of the embedding table (n_inputs, input), given those of every step's o'_t from the
         output, (N, h); `ids` are the input symbols of the steps run, in order."""
-        steps, memory, layers, starts = forward
-        values, B, h, m, ends = memory.values, len(memory.values), self.h, self.m, self.ends
+        signals, strengths, values, history, layers, starts = forward
+        B, T, h, m, ends, cell = int(starts[1]), len(starts) - 1, self.h, self.m, self.ends, _cell_kernels()
         gh = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
         gc = [np.zeros((B, h), FLOAT) for _ in range(self.layers)]
-        no_c = np.zeros((B, h), FLOAT)                          # c_{-1}
+        no_c = np.zeros(h, FLOAT)                               # c_{-1}
         g_read = np.zeros((B, ends * m), FLOAT)                 # of r_t, read after step t by step t + 1
-        g_reads = np.zeros((B, memory.weights.shape[1], m), FLOAT)    # of every read r_t, the ends' in turn
-        g_strengths = None                                      # of s_t (B, n_t), from step t + 1's pops
         g_gates = [np.empty_like(x.act) for x in layers]        # of the gates' pre-activations, (N, 4h) per layer
-        g_signals = np.empty((starts[-1], 2 * ends + ends * m), FLOAT)
-        for t in range(len(starts) - 2, -1, -1):
-            k = starts[t + 1] - starts[t]
-            rows = slice(starts[t], starts[t + 1])
+        g_signals = None
+        if ends:
+            memory, R = self.memory, self._slots(T)
+            g_reads = np.zeros((B, T * ends, m), FLOAT)         # of every read, the ends' in turn
+            g_strengths = np.zeros((B, R), FLOAT)               # of s_t, from step t + 1's pops (`memory_backward`)
+            g_signals = np.empty_like(signals)
+            scratch = np.empty(2 * R, FLOAT)
+        act, c, tanh_c = ([_rows(getattr(x, name)) for x in layers] for name in ("act", "c", "tanh_c"))
+        g_act = [_rows(g) for g in g_gates]
+        gh_at, gc_at, no_c_at = [_at(g) for g in gh], [_at(g) for g in gc], _at(no_c)
+        if ends:
+            signals_at, g_signals_at, strengths_at = _rows(signals), _rows(g_signals), _rows(strengths)
+            constants = _at(g_strengths), _at(values), _at(history), _at(g_reads), _at(g_read), _at(scratch)
+            g_strengths_at, values_at, history_at, g_reads_at, g_read_at, scratch_at = constants
+        for t in range(T - 1, -1, -1):
+            k, first = int(starts[t + 1] - starts[t]), int(starts[t])
+            rows = slice(first, first + k)
             if not ends:
                 g_above = g_hidden[rows]
             else:
-                step = steps[t]
-                lo, hi = step.window
-                g_s = np.zeros((k, step.n), FLOAT) if g_strengths is None else g_strengths[:k]
-                if step.weights is not None:                        # the read r_t (eq. 3, 5, 10-11)
-                    g_r = g_read[:k].reshape(k, ends, m)
-                    live = values[:k, lo:hi]
-                    g_w = g_r @ live.transpose(0, 2, 1)                                 # (k, ends, n)
-                    g_reads[:k, t * ends:(t + 1) * ends] = g_r
-                    for e, (top, cache) in enumerate(zip(self.read_from_top, step.reads)):
-                        g_s = g_s + read_weights_vjp(g_w[:, e], cache, top)
-                # the pushes, then the pops in reverse order: the gradients of d_t, u_t (interleaved as `actions`)
-                g_actions = np.zeros((k, 2 * ends), FLOAT)
-                for e, top in enumerate(self.push_at_top):
-                    g_actions[:, 2 * e] = g_s[:, -1] if top else g_s[:, 0]
-                g_middle = g_s[:, self.bottoms:step.n - (len(self.push_at_top) - self.bottoms)]
-                for e in reversed(range(len(step.popped))):
-                    g_middle, g_u = pop_vjp(g_middle, step.popped[e], self.read_from_top[e])
-                    g_actions[:, 2 * e + 1] = g_u[:, 0]
-                if t > 0:
-                    g_strengths = np.zeros((B, g_middle.shape[1]), FLOAT)
-                    g_strengths[:k] = g_middle
-                # v_t's: Σ over the reads since (of both ends) of its weight times the read's gradient (eq. 3, 5,
-                # 10-11)
-                since = slice(t * ends, None)
-                g_value = (memory.weights[:k, since][:, :, step.rows].transpose(0, 2, 1) @ g_reads[:k, since]
-                           ).reshape(k, ends * m)
-                # the signals' pre-activations
-                g_p = g_signals[rows]
-                g_p[:, :2 * ends] = g_actions * step.actions * (1 - step.actions)
-                g_p[:, 2 * ends:] = g_value * (1 - step.value ** 2)
-                g_above = w.signals_back(g_p)
+                memory.backward(k, ends, self.read_bits, self.push_bits, m, R, signals_at(first), self.S,
+                                g_signals_at(first), strengths_at(t - 1) if t else None, *self._window(T, t - 1),
+                                strengths_at(t), *self._window(T, t), g_strengths_at, values_at, history_at,
+                                g_reads_at, T * ends, t * ends, g_read_at if t + 1 < T else None, scratch_at)
+                cell.activate_backward(k, self.S, signals_at(first), g_signals_at(first), 2 * ends)
+                g_above = w.signals_back(g_signals[rows])
                 g_above += g_hidden[rows]
             # the LSTM, top layer first
             for layer in range(self.layers - 1, -1, -1):
-                x = layers[layer]
-                act, tanh_c = x.act[rows], x.tanh_c[rows]
-                i, f, o, g = (act[:, j * h:(j + 1) * h] for j in range(4))
-                c_prev = x.c[starts[t - 1]:starts[t - 1] + k] if t else no_c[:k]
-                g_h = g_above + gh[layer][:k]
-                g_c = tanh_c * tanh_c
-                np.subtract(1, g_c, out=g_c)
-                g_c *= o
-                g_c *= g_h
-                g_c += gc[layer][:k]
-                g_a = g_gates[layer][rows]
-                np.multiply(g_c, g, out=g_a[:, :h])
-                np.multiply(g_c, c_prev, out=g_a[:, h:2 * h])
-                np.multiply(g_h, tanh_c, out=g_a[:, 2 * h:3 * h])
-                np.multiply(g_c, i, out=g_a[:, 3 * h:])
-                slope = act * act                               # the nonlinearities' derivatives: σ - σ², 1 - tanh²
-                np.subtract(act[:, :3 * h], slope[:, :3 * h], out=slope[:, :3 * h])
-                np.subtract(1, slope[:, 3 * h:], out=slope[:, 3 * h:])
-                g_a *= slope
-                np.multiply(g_c, f, out=gc[layer][:k])
-                g_z = w.gates_back[layer](g_a)
+                cell.backward(k, h, act[layer](first), tanh_c[layer](first), c[layer](starts[t - 1]) if t else None,
+                              _at(g_above), g_above.strides[0] // g_above.itemsize, gh_at[layer], gc_at[layer],
+                              g_act[layer](first), no_c_at)
+                g_z = w.gates_back[layer](g_gates[layer][rows])
                 split = g_z.shape[1] - h
                 g_above, gh[layer][:k] = g_z[:, :split], g_z[:, split:]
             g_read[:k] = g_above                                 # layer 1's: of r_{t-1}
@@ -436,6 +401,44 @@ class LSTMArrays:
         by_symbol = np.zeros((len(w.embedding), len(ids)), FLOAT)                  # one-hot, (n_inputs, N)
         by_symbol[ids, np.arange(len(ids))] = 1
         return lstm, signals, [g.sum(axis=0) for g in gh], by_symbol @ g_x
+
+
+class _CellKernels(NamedTuple):
+    """The functions of `neural_stack_arrays.c` (their arguments are documented there)."""
+    activate: object
+    activate_backward: object
+    forward: object
+    backward: object
+
+
+@cache
+def _cell_kernels() -> _CellKernels | None:
+    """The compiled element-wise steps, or None where no C compiler works (`stackparse._native`)."""
+    library = _native.load(Path(__file__).with_suffix(".c"))
+    if library is None:
+        return None
+    i, p = c_int, c_void_p
+    return _CellKernels(_native.declare(library, "activate", i, i, p, p, i, i),
+                        _native.declare(library, "activate_backward", i, i, p, p, i),
+                        _native.declare(library, "cell_forward", i, i, p, p, i, p, p, p, p),
+                        _native.declare(library, "cell_backward", i, i, p, p, p, p, i, p, p, p, p))
+
+
+def available(memory: bool) -> bool:
+    """Whether the mirror's compiled kernels load here (a model with a neural memory needs the memory's too)."""
+    return _cell_kernels() is not None and (not memory or grefenstette_arrays.kernels() is not None)
+
+
+def _at(array: np.ndarray) -> int:
+    """The address of `array`'s first element, for the kernels."""
+    return array.ctypes.data
+
+
+def _rows(array: np.ndarray):
+    """row -> the address of `array`'s row `row` along its first axis (`ctypes.data` costs a microsecond a call,
+    some thirty times a step)."""
+    base, stride = array.ctypes.data, array.strides[0]
+    return lambda row: base + int(row) * stride
 
 
 def _longest_first(batch: list[Example]):

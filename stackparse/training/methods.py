@@ -50,11 +50,12 @@ class TruncatedBPTT:
     mirror: bool = True
 
     def losses(self, model, batch: list[Example], rng: np.random.Generator):
-        if self.k or not self.mirror or not isinstance(model, ArrayMirror):
+        mirror = not self.k and self.mirror and isinstance(model, ArrayMirror) and model.array_mirror()
+        if not mirror:
             yield from segment_losses(model, batch, self.k)
             return
         dy.renew_cg()                # the surrogate's graph (`PrecomputedLoss.backward`)
-        result = model.array_mirror().gradient(batch)
+        result = mirror.gradient(batch)
         yield precomputed_loss(result, 1 / len(batch)), sum(int(sum(e.scored)) for e in batch)   # as segment_losses
 
 

@@ -1,0 +1,81 @@
+"""C kernels compiled on first use: a source file beside its Python module, built by the machine's C compiler into a
+shared library cached per source, flags and processor, and loaded with ctypes.
+
+Why not a build step: the package installs as plain Python (`pip install -e .`), and the kernels are compiled for
+the processor they run on (`-march=native`: the vector instructions are most of their speed), which an installed
+binary could not be. Where no compiler works (`CC`, else `cc`), `load` says so and returns None; the callers then
+take another path (the numpy mirror of the neural memories: DyNet's graph), never a wrong one.
+
+The cache: `$STACKPARSE_NATIVE_CACHE`, else `~/.cache/stackparse/native`. A library is written under a temporary
+name and renamed, so processes compiling at once (a benchmark's workers) never load a half-written file.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-std=c11", "-fPIC", "-shared")
+"""No -ffast-math: the kernels' float arithmetic is written to be exact where numpy's is (sums in numpy's order);
+-fno-trapping-math lets a select between two computed values (one of them a division) vectorise: nothing here
+reads the floating-point exception flags."""
+
+_loaded: dict[Path, ctypes.CDLL | None] = {}
+
+
+def _processor() -> str:
+    """What -march=native compiles for: the processor's model and flags."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return platform.processor()
+    return "".join(line for line in lines if line.startswith(("model name", "flags")))[:4000]
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("STACKPARSE_NATIVE_CACHE") or Path.home() / ".cache" / "stackparse" / "native")
+
+
+def load(source: Path) -> ctypes.CDLL | None:
+    """The compiled library of a C source file (cached), or None where it cannot be compiled (a warning says why)."""
+    source = Path(source)
+    if source in _loaded:
+        return _loaded[source]
+    compiler = shlex.split(os.environ.get("CC", "cc"))
+    key = hashlib.sha256(b"\0".join([source.read_bytes(), " ".join(compiler + list(FLAGS)).encode(),
+                                     _processor().encode(), sys.platform.encode()])).hexdigest()[:20]
+    library = _cache_dir() / f"{source.stem}-{key}.so"
+    if not library.exists():
+        tmp = None
+        try:
+            library.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=library.parent, suffix=".so", delete=False) as tmp:
+                pass
+            subprocess.run([*compiler, *FLAGS, "-o", tmp.name, str(source), "-lm"], check=True, capture_output=True,
+                           text=True)
+            os.replace(tmp.name, library)
+        except (OSError, subprocess.CalledProcessError) as error:
+            if tmp is not None:
+                Path(tmp.name).unlink(missing_ok=True)
+            detail = getattr(error, "stderr", "") or str(error)
+            warnings.warn(f"could not compile {source.name} ({' '.join(compiler)}): {detail.strip()[:500]}",
+                          stacklevel=2)
+            _loaded[source] = None
+            return None
+    _loaded[source] = ctypes.CDLL(str(library))
+    return _loaded[source]
+
+
+def declare(library: ctypes.CDLL, name: str, *argtypes) -> ctypes._CFuncPtr:
+    """`library.name` with its argument types (ctypes.c_int, ctypes.c_void_p: a pointer as an int, or None) and no
+    result."""
+    function = getattr(library, name)
+    function.argtypes, function.restype = argtypes, None
+    return function

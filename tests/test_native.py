@@ -1,0 +1,32 @@
+"""C kernels compiled on first use (`stackparse._native`): cached per source, and None, with a warning, where the
+compiler fails."""
+import ctypes
+
+import pytest
+
+from stackparse import _native
+
+SOURCE = "void twice(int n, float *x) { for (int i = 0; i < n; i++) x[i] *= 2.0f; }\n"
+
+
+def test_a_source_is_compiled_once_and_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("STACKPARSE_NATIVE_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "twice.c"
+    source.write_text(SOURCE)
+    library = _native.load(source)
+    twice = _native.declare(library, "twice", ctypes.c_int, ctypes.c_void_p)
+    x = (ctypes.c_float * 3)(1, 2, 3)
+    twice(3, ctypes.addressof(x))
+    assert list(x) == [2, 4, 6]
+    assert [p.suffix for p in (tmp_path / "cache").iterdir()] == [".so"]      # no temporary file left
+    assert _native.load(source) is library
+
+
+def test_without_a_working_compiler_load_warns_and_gives_none(tmp_path, monkeypatch):
+    monkeypatch.setenv("STACKPARSE_NATIVE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CC", "false")
+    source = tmp_path / "broken.c"
+    source.write_text(SOURCE)
+    with pytest.warns(UserWarning, match="could not compile broken.c"):
+        assert _native.load(source) is None
+    assert list((tmp_path / "cache").iterdir()) == []
