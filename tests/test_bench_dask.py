@@ -303,3 +303,27 @@ def test_the_best_seed_of_a_convergence_metric_is_the_fastest():
     text = markdown(table1, aggregate(table1, results, "converged_epoch"), "converged_epoch")
     assert "2 ± 2 (best 1, 2 seeds)" in text
     assert "| pda-anbn |" in text and "| pda-anbn-random |" in text   # the suite's tasks, and the others measured
+
+
+def test_a_convergence_never_reached_is_bounded_by_what_the_run_trained():
+    table2 = suites.get_suite("mali-table2")
+    label = table2.labels[0]
+    results = [{"job": {"task": "pda-anbn-random", "model": "nspda2", "label": label},
+                "metrics": {"converged_chars": None, "trained_chars": trained}} for trained in (24000, 31000)]
+    text = markdown(table2, aggregate(table2, results, "converged_chars"), "converged_chars")
+    assert "—; 2 runs never reached it (> 24000)" in text
+
+
+def test_convergence_counts_to_the_first_epoch_at_the_stopping_rule_and_the_whole_run_beside(tmp_path):
+    from stackparse.experiments.driver import convergence
+    from stackparse.training.trainer import TrainConfig
+    rows = [{"epoch": e, "val_accuracy": a, "train_chars_per_s": 100.0, "train_seconds": 2.0}
+            for e, a in ((1, 0.5), (2, 1.0), (3, 1.0))]
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in rows))
+    train = TrainConfig(stop_metric="val_accuracy", stop_at=1.0)
+    assert convergence(log, train, 1, "chars") == {"converged_epoch": 2, "converged_chars": 400,
+                                                   "trained_epoch": 3, "trained_chars": 600}
+    log.write_text(json.dumps(rows[0]))
+    assert convergence(log, train, 1, "chars") == {"converged_epoch": None, "converged_chars": None,
+                                                   "trained_epoch": 1, "trained_chars": 200}

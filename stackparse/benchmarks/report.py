@@ -55,13 +55,18 @@ def aggregate(suite: Suite, results: list[dict], metric: str | None = None, publ
     with `selected`: the metric of the run kept over the seeds too, and `run`, its grid point and seed."""
     metric, published = metric or suite.metric, suite.published if published is None else published
     values, selected = defaultdict(lambda: defaultdict(list)), {}
+    bounds = defaultdict(lambda: defaultdict(list))          # a convergence never reached: what the run trained
     for r in kept(results, suite.select) if suite.select else results:
-        values[r["job"]["task"]][_label(r)].append(metric_value(r, metric))
+        value = metric_value(r, metric)
+        values[r["job"]["task"]][_label(r)].append(value)
+        bound = r["metrics"].get(metric.replace("converged_", "trained_")) if metric.startswith("converged_") else None
+        if value is None and bound is not None:
+            bounds[r["job"]["task"]][_label(r)].append(bound)
     for r in kept(results, suite.select, ("task", "label")) if suite.select else ():
         run = ", ".join([*(f"{k} {v}" for k, v in r["job"].get("point", {}).items()), f"seed {r['job']['seed']}"])
         selected[r["job"]["task"], _label(r)] = {"selected": metric_value(r, metric), "run": run}
     return {task: {label: {**_summary(values[task][label], published.get(task, {}).get(label)),
-                           **selected.get((task, label), {})}
+                           **selected.get((task, label), {}), "trained": bounds[task][label]}
                    for label in suite.labels} for task in tasks_of(suite, results)}
 
 
@@ -116,6 +121,8 @@ def _cells(c: dict, best, d: int, with_paper: bool) -> list[str]:
         ours = f"{c['selected']:.{d}f} ({c['run']})" + (f"; seeds {ours}" if c["runs"] > 1 else "")
     if c.get("without"):
         ours += f"; {c['without']} run{'s' if c['without'] > 1 else ''} never reached it"
+        if c.get("trained"):                       # each trained this much without: a lower bound, as the paper's ">"
+            ours += f" (> {min(c['trained']):.{d}f})"
     if not with_paper:
         return [ours]
     ours_value = c["selected"] if c.get("selected") is not None else c["mean"]
