@@ -21,6 +21,7 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-std=c11", "-fPIC", "-shared")
 """No -ffast-math: the kernels' float arithmetic is written to be exact where numpy's is (sums in numpy's order);
@@ -73,9 +74,19 @@ def load(source: Path) -> ctypes.CDLL | None:
     return _loaded[source]
 
 
-def declare(library: ctypes.CDLL, name: str, *argtypes) -> ctypes._CFuncPtr:
-    """`library.name` with its argument types (ctypes.c_int, ctypes.c_void_p: a pointer as an int, or None) and no
-    result."""
-    function = getattr(library, name)
-    function.argtypes, function.restype = argtypes, None
-    return function
+ARGUMENTS = {"i": ctypes.c_int, "p": ctypes.c_void_p}
+"""The argument types `kernels` reads: an int, a pointer (an address as a Python int, or None)."""
+
+
+def kernels(source: Path, signatures: dict[str, str]) -> SimpleNamespace | None:
+    """The functions of the compiled `source` that `signatures` names, each with its arguments spelt in
+    `ARGUMENTS`' letters ("iip": two ints and a pointer) and no result; None where it cannot be compiled."""
+    library = load(source)
+    if library is None:
+        return None
+    functions = {}
+    for name, arguments in signatures.items():
+        function = getattr(library, name)
+        function.argtypes, function.restype = [ARGUMENTS[a] for a in arguments], None
+        functions[name] = function
+    return SimpleNamespace(**functions)

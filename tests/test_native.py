@@ -13,13 +13,12 @@ def test_a_source_is_compiled_once_and_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("STACKPARSE_NATIVE_CACHE", str(tmp_path / "cache"))
     source = tmp_path / "twice.c"
     source.write_text(SOURCE)
-    library = _native.load(source)
-    twice = _native.declare(library, "twice", ctypes.c_int, ctypes.c_void_p)
+    functions = _native.kernels(source, {"twice": "ip"})
     x = (ctypes.c_float * 3)(1, 2, 3)
-    twice(3, ctypes.addressof(x))
+    functions.twice(3, ctypes.addressof(x))
     assert list(x) == [2, 4, 6]
     assert [p.suffix for p in (tmp_path / "cache").iterdir()] == [".so"]      # no temporary file left
-    assert _native.load(source) is library
+    assert _native.load(source) is _native.load(source)
 
 
 def test_without_a_working_compiler_load_warns_and_gives_none(tmp_path, monkeypatch):
@@ -28,5 +27,5 @@ def test_without_a_working_compiler_load_warns_and_gives_none(tmp_path, monkeypa
     source = tmp_path / "broken.c"
     source.write_text(SOURCE)
     with pytest.warns(UserWarning, match="could not compile broken.c"):
-        assert _native.load(source) is None
+        assert _native.kernels(source, {"twice": "ip"}) is None
     assert list((tmp_path / "cache").iterdir()) == []

@@ -39,14 +39,14 @@ def memory_step(kind, s_prev, p, values, g_s=None, g_read=None, m=3):
     p, read, history = f32(p), np.zeros((B, ends * m), np.float32), np.zeros((B, T * ends, R), np.float32)
     at = lambda a: a.ctypes.data                                                 # noqa: E731
     kernels = arrays.kernels()
-    kernels.forward(B, ends, read_top, push_top, m, R, at(p), p.shape[1], at(strengths[0]), lo0, hi0,
+    kernels.memory_forward(B, ends, read_top, push_top, m, R, at(p), p.shape[1], at(strengths[0]), lo0, hi0,
                     at(strengths[1]), lo, hi, at(memory), at(read), at(history), T * ends, ends,
                     at(np.empty(R, np.float32)))
     if g_s is None:
         return strengths[1, :, lo:hi], read
     g_strengths, g_p = np.zeros((B, R), np.float32), np.zeros_like(p)
     g_strengths[:, lo:hi] = g_s
-    kernels.backward(B, ends, read_top, push_top, m, R, at(p), p.shape[1], at(g_p), at(strengths[0]), lo0, hi0,
+    kernels.memory_backward(B, ends, read_top, push_top, m, R, at(p), p.shape[1], at(g_p), at(strengths[0]), lo0, hi0,
                      at(strengths[1]), lo, hi, at(g_strengths), at(memory), at(history),
                      at(np.zeros((B, T * ends, m), np.float32)), T * ends, ends, at(f32(g_read)),
                      at(np.empty(2 * R, np.float32)))

@@ -7,31 +7,18 @@ costing more in its call than in its arithmetic; the compiled step walks each ro
 """
 from __future__ import annotations
 
-from ctypes import c_int, c_void_p
 from functools import cache
 from pathlib import Path
-from typing import NamedTuple
 
 from stackparse import _native
 
 
-class MemoryKernels(NamedTuple):
-    """`memory_forward` and `memory_backward` of `grefenstette_arrays.c` (their arguments are documented there)."""
-    forward: object
-    backward: object
-
-
 @cache
-def kernels() -> MemoryKernels | None:
-    """The compiled step, or None where no C compiler works (`stackparse._native`)."""
-    library = _native.load(Path(__file__).with_suffix(".c"))
-    if library is None:
-        return None
-    i, p = c_int, c_void_p
-    return MemoryKernels(
-        _native.declare(library, "memory_forward", i, i, i, i, i, i, p, i, p, i, i, p, i, i, p, p, p, i, i, p),
-        _native.declare(library, "memory_backward", i, i, i, i, i, i, p, i, p, p, i, i, p, i, i, p, p, p, p, i, i, p,
-                        p))
+def kernels():
+    """The compiled step: `memory_forward` and `memory_backward` (their arguments are documented in the C), or None
+    where no C compiler works (`stackparse._native`)."""
+    return _native.kernels(Path(__file__).with_suffix(".c"), {"memory_forward": "iiiiiipipiipiipppiip",
+                                                               "memory_backward": "iiiiiipippiipiippppiipp"})
 
 
 def end_bits(flags) -> int:

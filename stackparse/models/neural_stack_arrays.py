@@ -36,7 +36,6 @@ DyNet's own copies would cost more than the whole step.
 """
 from __future__ import annotations
 
-from ctypes import c_int, c_void_p
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -305,7 +304,7 @@ class LSTMArrays:
                 z[:, :split] = below
                 z[:, split:] = hs[layer][:k]
                 w.gates[layer](z, out=x.act[rows])
-                cell.forward(k, h, act[layer](first), bias_at[layer](t), bias_stride[layer],
+                cell.cell_forward(k, h, act[layer](first), bias_at[layer](t), bias_stride[layer],
                              c[layer](starts[t - 1]) if t else None, c[layer](first), tanh_c[layer](first),
                              h_out[layer](first))
                 below = hs[layer] = x.h[rows]
@@ -316,7 +315,7 @@ class LSTMArrays:
             w.signals(below, out=signals[rows])
             cell.activate(k, self.S, signals_at(first), signal_bias, 0, 2 * ends)
             (lo, hi), previous = self._window(T, t), self._window(T, t - 1)
-            memory.forward(k, ends, self.read_bits, self.push_bits, m, R, signals_at(first), self.S,
+            memory.memory_forward(k, ends, self.read_bits, self.push_bits, m, R, signals_at(first), self.S,
                            strengths_at((t - 1) % len(strengths)) if t else None, *previous,
                            strengths_at(t % len(strengths)), lo, hi, values_at,
                            read_at if t + 1 < len(active) else None, history_at, T * ends, t * ends, scratch_at)
@@ -364,7 +363,7 @@ class LSTMArrays:
             if not ends:
                 g_above = g_hidden[rows]
             else:
-                memory.backward(k, ends, self.read_bits, self.push_bits, m, R, signals_at(first), self.S,
+                memory.memory_backward(k, ends, self.read_bits, self.push_bits, m, R, signals_at(first), self.S,
                                 g_signals_at(first), strengths_at(t - 1) if t else None, *self._window(T, t - 1),
                                 strengths_at(t), *self._window(T, t), g_strengths_at, values_at, history_at,
                                 g_reads_at, T * ends, t * ends, g_read_at if t + 1 < T else None, scratch_at)
@@ -373,7 +372,7 @@ class LSTMArrays:
                 g_above += g_hidden[rows]
             # the LSTM, top layer first
             for layer in range(self.layers - 1, -1, -1):
-                cell.backward(k, h, act[layer](first), tanh_c[layer](first), c[layer](starts[t - 1]) if t else None,
+                cell.cell_backward(k, h, act[layer](first), tanh_c[layer](first), c[layer](starts[t - 1]) if t else None,
                               _at(g_above), g_above.strides[0] // g_above.itemsize, gh_at[layer], gc_at[layer],
                               g_act[layer](first), no_c_at)
                 g_z = w.gates_back[layer](g_gates[layer][rows])
@@ -403,25 +402,13 @@ class LSTMArrays:
         return lstm, signals, [g.sum(axis=0) for g in gh], by_symbol @ g_x
 
 
-class _CellKernels(NamedTuple):
-    """The functions of `neural_stack_arrays.c` (their arguments are documented there)."""
-    activate: object
-    activate_backward: object
-    forward: object
-    backward: object
-
-
 @cache
-def _cell_kernels() -> _CellKernels | None:
-    """The compiled element-wise steps, or None where no C compiler works (`stackparse._native`)."""
-    library = _native.load(Path(__file__).with_suffix(".c"))
-    if library is None:
-        return None
-    i, p = c_int, c_void_p
-    return _CellKernels(_native.declare(library, "activate", i, i, p, p, i, i),
-                        _native.declare(library, "activate_backward", i, i, p, p, i),
-                        _native.declare(library, "cell_forward", i, i, p, p, i, p, p, p, p),
-                        _native.declare(library, "cell_backward", i, i, p, p, p, p, i, p, p, p, p))
+def _cell_kernels():
+    """The compiled element-wise steps: `activate`, `activate_backward`, `cell_forward`, `cell_backward` (their
+    arguments are documented in `neural_stack_arrays.c`), or None where no C compiler works (`stackparse._native`)."""
+    return _native.kernels(Path(__file__).with_suffix(".c"), {"activate": "iippii", "activate_backward": "iippi",
+                                                              "cell_forward": "iippipppp",
+                                                              "cell_backward": "iippppipppp"})
 
 
 def available(memory: bool) -> bool:
