@@ -55,7 +55,8 @@ def memory_step(kind, s_prev, p, values, g_s=None, g_read=None, m=3):
 
 def at_ends(pushed: dict, middle) -> list:
     """[the bottom's push; middle; the top's push], those there are."""
-    return [pushed[top] for top in (False,) if top in pushed] + [middle] + [pushed[top] for top in (True,) if top in pushed]
+    return [pushed[top] for top in (False,) if top in pushed] + [middle] + [pushed[top] for top in (True,)
+                                                                           if top in pushed]
 
 
 def signals_of(rng, kind, B, m=3):

@@ -89,12 +89,6 @@ def _halved(n_halved: int, n: int) -> np.ndarray:
     return scale
 
 
-def _logistic_from_tanh(z: np.ndarray) -> None:
-    """(1 + z) / 2 in place: sigma(a) from z = tanh(a / 2)."""
-    z *= 0.5
-    z += 0.5
-
-
 @dataclass
 class _Weights:
     """The model's parameters as float32 arrays, read once per minibatch; the weights of the products every step
@@ -305,8 +299,8 @@ class LSTMArrays:
                 z[:, split:] = hs[layer][:k]
                 w.gates[layer](z, out=x.act[rows])
                 cell.cell_forward(k, h, act[layer](first), bias_at[layer](t), bias_stride[layer],
-                             c[layer](starts[t - 1]) if t else None, c[layer](first), tanh_c[layer](first),
-                             h_out[layer](first))
+                                  c[layer](starts[t - 1]) if t else None, c[layer](first), tanh_c[layer](first),
+                                  h_out[layer](first))
                 below = hs[layer] = x.h[rows]
             if not ends:
                 continue
@@ -316,9 +310,9 @@ class LSTMArrays:
             cell.activate(k, self.S, signals_at(first), signal_bias, 0, 2 * ends)
             (lo, hi), previous = self._window(T, t), self._window(T, t - 1)
             memory.memory_forward(k, ends, self.read_bits, self.push_bits, m, R, signals_at(first), self.S,
-                           strengths_at((t - 1) % len(strengths)) if t else None, *previous,
-                           strengths_at(t % len(strengths)), lo, hi, values_at,
-                           read_at if t + 1 < len(active) else None, history_at, T * ends, t * ends, scratch_at)
+                                  strengths_at((t - 1) % len(strengths)) if t else None, *previous,
+                                  strengths_at(t % len(strengths)), lo, hi, values_at,
+                                  read_at if t + 1 < len(active) else None, history_at, T * ends, t * ends, scratch_at)
         return _Forward(signals, strengths, values, history, layers, starts)
 
     def _slots(self, T: int) -> int:
@@ -364,17 +358,19 @@ class LSTMArrays:
                 g_above = g_hidden[rows]
             else:
                 memory.memory_backward(k, ends, self.read_bits, self.push_bits, m, R, signals_at(first), self.S,
-                                g_signals_at(first), strengths_at(t - 1) if t else None, *self._window(T, t - 1),
-                                strengths_at(t), *self._window(T, t), g_strengths_at, values_at, history_at,
-                                g_reads_at, T * ends, t * ends, g_read_at if t + 1 < T else None, scratch_at)
+                                       g_signals_at(first), strengths_at(t - 1) if t else None,
+                                       *self._window(T, t - 1), strengths_at(t), *self._window(T, t), g_strengths_at,
+                                       values_at, history_at, g_reads_at, T * ends, t * ends,
+                                       g_read_at if t + 1 < T else None, scratch_at)
                 cell.activate_backward(k, self.S, signals_at(first), g_signals_at(first), 2 * ends)
                 g_above = w.signals_back(g_signals[rows])
                 g_above += g_hidden[rows]
             # the LSTM, top layer first
             for layer in range(self.layers - 1, -1, -1):
-                cell.cell_backward(k, h, act[layer](first), tanh_c[layer](first), c[layer](starts[t - 1]) if t else None,
-                              _at(g_above), g_above.strides[0] // g_above.itemsize, gh_at[layer], gc_at[layer],
-                              g_act[layer](first), no_c_at)
+                cell.cell_backward(k, h, act[layer](first), tanh_c[layer](first),
+                                   c[layer](starts[t - 1]) if t else None, _at(g_above),
+                                   g_above.strides[0] // g_above.itemsize, gh_at[layer], gc_at[layer],
+                                   g_act[layer](first), no_c_at)
                 g_z = w.gates_back[layer](g_gates[layer][rows])
                 split = g_z.shape[1] - h
                 g_above, gh[layer][:k] = g_z[:, :split], g_z[:, split:]
