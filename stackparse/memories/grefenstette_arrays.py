@@ -10,15 +10,15 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from stackparse import _native
+from stackparse._native import kernels as compiled
 
 
 @cache
 def kernels():
     """The compiled step: `memory_forward` and `memory_backward` (their arguments are documented in the C), or None
     where no C compiler works (`stackparse._native`)."""
-    return _native.kernels(Path(__file__).with_suffix(".c"), {"memory_forward": "iiiiiipipiipiipppiip",
-                                                               "memory_backward": "iiiiiipippiipiippppiipp"})
+    return compiled(Path(__file__).with_suffix(".c"), {"memory_forward": "iiiiiipipiipiipppiip",
+                                                       "memory_backward": "iiiiiipippiipiippppiipp"})
 
 
 def end_bits(flags) -> int:

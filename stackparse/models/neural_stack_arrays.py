@@ -44,7 +44,7 @@ from typing import NamedTuple
 import dynet as dy
 import numpy as np
 
-from stackparse import _native
+from stackparse._native import kernels as compiled
 from stackparse._dynet_views import views
 from stackparse.memories import grefenstette_arrays
 from stackparse.sequences import Example, pad
@@ -402,9 +402,8 @@ class LSTMArrays:
 def _cell_kernels():
     """The compiled element-wise steps: `activate`, `activate_backward`, `cell_forward`, `cell_backward` (their
     arguments are documented in `neural_stack_arrays.c`), or None where no C compiler works (`stackparse._native`)."""
-    return _native.kernels(Path(__file__).with_suffix(".c"), {"activate": "iippii", "activate_backward": "iippi",
-                                                              "cell_forward": "iippipppp",
-                                                              "cell_backward": "iippppipppp"})
+    return compiled(Path(__file__).with_suffix(".c"), {"activate": "iippii", "activate_backward": "iippi",
+                                                       "cell_forward": "iippipppp", "cell_backward": "iippppipppp"})
 
 
 def available(memory: bool) -> bool:
