@@ -24,9 +24,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-std=c11", "-fPIC", "-shared")
-"""No -ffast-math: the kernels' float arithmetic is written to be exact where numpy's is (sums in numpy's order);
--fno-trapping-math lets a select between two computed values (one of them a division) vectorise: nothing here
-reads the floating-point exception flags."""
+"""No -ffast-math: the compiler keeps the float32 arithmetic as written (no reassociation), so the memory's running
+sums are taken in numpy's cumulative order; -fno-trapping-math lets a select between two computed values (one of
+them a division) vectorise: nothing here reads the floating-point exception flags."""
 
 _loaded: dict[Path, ctypes.CDLL | None] = {}
 
