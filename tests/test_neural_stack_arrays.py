@@ -40,23 +40,22 @@ def memory_step(kind, s_prev, p, values, g_s=None, g_read=None, m=3):
     at = lambda a: a.ctypes.data                                                 # noqa: E731
     kernels = arrays.kernels()
     kernels.memory_forward(B, ends, read_top, push_top, m, R, at(p), p.shape[1], at(strengths[0]), lo0, hi0,
-                    at(strengths[1]), lo, hi, at(memory), at(read), at(history), T * ends, ends,
-                    at(np.empty(R, np.float32)))
+                           at(strengths[1]), lo, hi, at(memory), at(read), at(history), T * ends, ends,
+                           at(np.empty(R, np.float32)))
     if g_s is None:
         return strengths[1, :, lo:hi], read
     g_strengths, g_p = np.zeros((B, R), np.float32), np.zeros_like(p)
     g_strengths[:, lo:hi] = g_s
-    kernels.memory_backward(B, ends, read_top, push_top, m, R, at(p), p.shape[1], at(g_p), at(strengths[0]), lo0, hi0,
-                     at(strengths[1]), lo, hi, at(g_strengths), at(memory), at(history),
-                     at(np.zeros((B, T * ends, m), np.float32)), T * ends, ends, at(f32(g_read)),
-                     at(np.empty(2 * R, np.float32)))
+    kernels.memory_backward(B, ends, read_top, push_top, m, R, at(p), p.shape[1], at(g_p), at(strengths[0]), lo0,
+                            hi0, at(strengths[1]), lo, hi, at(g_strengths), at(memory), at(history),
+                            at(np.zeros((B, T * ends, m), np.float32)), T * ends, ends, at(f32(g_read)),
+                            at(np.empty(2 * R, np.float32)))
     return strengths[1, :, lo:hi], read, g_p, g_strengths[:, lo0:hi0]
 
 
 def at_ends(pushed: dict, middle) -> list:
     """[the bottom's push; middle; the top's push], those there are."""
-    return [pushed[top] for top in (False,) if top in pushed] + [middle] + [pushed[top] for top in (True,)
-                                                                           if top in pushed]
+    return ([pushed[False]] if False in pushed else []) + [middle] + ([pushed[True]] if True in pushed else [])
 
 
 def signals_of(rng, kind, B, m=3):

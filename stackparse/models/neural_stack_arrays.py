@@ -273,6 +273,9 @@ class LSTMArrays:
         symbol_bias = [b[inputs] if b.ndim == 2 else b for b in w.gate_bias]   # (T, B, 4h) where by input symbol
         hs = [np.broadcast_to(h0, (B, h)) for h0 in w.h0]
         read = np.zeros((B, ends * m), FLOAT)
+        act, c, tanh_c, h_out = ([_rows(getattr(x, name)) for x in layers] for name in ("act", "c", "tanh_c", "h"))
+        bias_at = [_rows(b) if b.ndim == 3 else (lambda _, at=_at(b): at) for b in symbol_bias]    # step t's
+        bias_stride = [4 * h if b.ndim == 3 else 0 for b in symbol_bias]
         signals = strengths = values = history = None
         if ends:
             memory, R = self.memory, self._slots(T)
@@ -280,13 +283,9 @@ class LSTMArrays:
             values = np.zeros((B, R, m), FLOAT)
             history = np.zeros((B, T * ends, R), FLOAT) if keep else None
             strengths = np.zeros((T if keep else 2, B, R), FLOAT)          # without `keep`, two in turn
-            scratch = np.empty(R, FLOAT)
-        act, c, tanh_c, h_out = ([_rows(getattr(x, name)) for x in layers] for name in ("act", "c", "tanh_c", "h"))
-        bias_at = [_rows(b) if b.ndim == 3 else (lambda _, at=_at(b): at) for b in symbol_bias]    # step t's
-        bias_stride = [4 * h if b.ndim == 3 else 0 for b in symbol_bias]
-        if ends:
+            scratch = np.empty(R, FLOAT)                                    # held here: the kernel writes to it
             signals_at, strengths_at = _rows(signals), _rows(strengths)
-            constants = (_at(w.signal_bias), _at(values), _at(read), _at(history) if keep else None, _at(scratch))
+            constants = _at(w.signal_bias), _at(values), _at(read), _at(history) if keep else None, _at(scratch)
             signal_bias, values_at, read_at, history_at, scratch_at = constants
         for t, k in enumerate(active):
             rows, first = slice(starts[t], starts[t] + k), int(starts[t])
@@ -337,6 +336,9 @@ class LSTMArrays:
         no_c = np.zeros(h, FLOAT)                               # c_{-1}
         g_read = np.zeros((B, ends * m), FLOAT)                 # of r_t, read after step t by step t + 1
         g_gates = [np.empty_like(x.act) for x in layers]        # of the gates' pre-activations, (N, 4h) per layer
+        act, c, tanh_c = ([_rows(getattr(x, name)) for x in layers] for name in ("act", "c", "tanh_c"))
+        g_act = [_rows(g) for g in g_gates]
+        gh_at, gc_at, no_c_at = [_at(g) for g in gh], [_at(g) for g in gc], _at(no_c)
         g_signals = None
         if ends:
             memory, R = self.memory, self._slots(T)
@@ -344,10 +346,6 @@ class LSTMArrays:
             g_strengths = np.zeros((B, R), FLOAT)               # of s_t, from step t + 1's pops (`memory_backward`)
             g_signals = np.empty_like(signals)
             scratch = np.empty(2 * R, FLOAT)
-        act, c, tanh_c = ([_rows(getattr(x, name)) for x in layers] for name in ("act", "c", "tanh_c"))
-        g_act = [_rows(g) for g in g_gates]
-        gh_at, gc_at, no_c_at = [_at(g) for g in gh], [_at(g) for g in gc], _at(no_c)
-        if ends:
             signals_at, g_signals_at, strengths_at = _rows(signals), _rows(g_signals), _rows(strengths)
             constants = _at(g_strengths), _at(values), _at(history), _at(g_reads), _at(g_read), _at(scratch)
             g_strengths_at, values_at, history_at, g_reads_at, g_read_at, scratch_at = constants
