@@ -9,6 +9,7 @@ from stackparse.errors import UserError
 from stackparse.models import MODELS, ModelConfig
 from stackparse.tasks import get_task
 from stackparse.training import TrainConfig, Trainer
+from stackparse.training.clipping import ElementClip
 from stackparse.training.sequence import SequenceDataConfig, SequenceObjective
 
 DATA = SequenceDataConfig(epoch_size=40, stream_examples=1, validation_size=20)
@@ -37,6 +38,35 @@ def test_gradient_clipping_bounds_the_update():
     loss.backward()
     opt.update()
     assert np.linalg.norm(p.as_array()) == pytest.approx(15.0, rel=1e-4)
+
+
+def test_element_clipping_bounds_each_element_of_the_update():
+    # "hard clipping": each element to [-15, 15]; the small one passes unchanged, the direction does not survive
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters((3,), init=0.0)
+    opt = dy.SimpleSGDTrainer(pc, learning_rate=1.0)
+    opt.set_clip_threshold(0)
+    dy.renew_cg()
+    loss = dy.dot_product(dy.parameter(p), dy.inputVector([1000.0, -2000.0, 5.0]))
+    loss.forward()
+    loss.backward()
+    assert ElementClip(pc, 15.0)()
+    opt.update()
+    assert p.as_array() == pytest.approx([-15.0, 15.0, -5.0])
+
+
+def test_element_clipping_in_training_and_divergence(tmp_path, parity):
+    # a run trains under it (the gradient elements are what SGD applies), and a gradient that is not finite still
+    # stops the run as diverged
+    train = TrainConfig(epochs=2, batch_size=4, seed=2, clip=0.01, clip_kind="value")
+    Trainer(train, builder(parity, train), progress=False).fit(tmp_path / "a")
+    norm = TrainConfig(epochs=2, batch_size=4, seed=2, clip=0.01)
+    Trainer(norm, builder(parity, norm), progress=False).fit(tmp_path / "b")
+    assert log(tmp_path / "a")[-1]["train_loss"] != log(tmp_path / "b")[-1]["train_loss"]
+    train = TrainConfig(epochs=5, batch_size=4, seed=2, clip=5.0, clip_kind="value")
+    with pytest.warns(UserWarning, match="diverged in epoch 3"):
+        result = Trainer(train, exploding(parity, train, at=2), progress=False).fit(tmp_path / "c")
+    assert result.diverged == "epoch 3: the gradient is not finite"
 
 
 def test_learning_rate_halves_when_validation_stops_improving(tmp_path, parity):

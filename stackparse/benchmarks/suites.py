@@ -327,19 +327,22 @@ EARLIER_DATA = {"incremental": "curriculum", "epoch_size": 2000, "noise_kind": "
 TRAINED_WEIGHTS = {"weight_values": "step", "weight_step": 0.0}
 """The NSPDA's model settings that evaluate its trained weights as they are, not rounded to binary/ternary."""
 
-VARIANTS = (("paper", {}, {}), ("state-read", {"readout": "state-read"}, {}),
-            ("state-read, K=1", {"readout": "state-read"}, {"refine": 1}),
-            ("state-read, K=1, continuous", {"readout": "state-read", **TRAINED_WEIGHTS},
-             {"refine": 1}),
-            ("earlier", {**EARLIER, "weight_step": 0.0}, {}),
-            ("binary at 1", {"binary_scale": 1.0}, {}),
-            ("last step", {}, {"score_every_step": False}),
-            ("last step, continuous", TRAINED_WEIGHTS, {"score_every_step": False}))
-"""(label, model settings, training settings) of `mali-variants`' columns. "last step": the loss on each string's last
-step only, where the paper's eq. 15 scores every step with the string's label (on the palindromes, every step's
-loss drives the state into all zeros within a few epochs: BENCHMARKS.md). "binary at 1": the paper's binary/ternary
-weights at evaluation as printed, {0, 1} and {-1, 0, 1}, not of the inserted rules' size H = 8 (the model's
-`binary_scale`)."""
+VARIANTS = (("paper", {}, {}, {}), ("state-read", {"readout": "state-read"}, {}, {}),
+            ("state-read, K=1", {"readout": "state-read"}, {"refine": 1}, {}),
+            ("state-read, K=1, continuous", {"readout": "state-read", **TRAINED_WEIGHTS}, {"refine": 1}, {}),
+            ("earlier", {**EARLIER, "weight_step": 0.0}, {}, {}),
+            ("binary at 1", {"binary_scale": 1.0}, {}, {}),
+            ("last step", {}, {"score_every_step": False}, {}),
+            ("last step, continuous", TRAINED_WEIGHTS, {"score_every_step": False}, {}),
+            ("norm clip, continuous", TRAINED_WEIGHTS, {}, {}),
+            ("value clip, continuous", TRAINED_WEIGHTS, {}, {"clip_kind": "value"}))
+"""(label, model settings, training settings, trainer settings) of `mali-variants`' columns. "last step": the loss on
+each string's last step only, where the paper's eq. 15 scores every step with the string's label (on the palindromes,
+every step's loss drives the state into all zeros within a few epochs: BENCHMARKS.md). "binary at 1": the paper's
+binary/ternary weights at evaluation as printed, {0, 1} and {-1, 0, 1}, not of the inserted rules' size H = 8 (the
+model's `binary_scale`). "continuous": the trained weights at evaluation. "norm clip" and "value clip": the paper's
+"hard clipped to 13" read as the gradient's norm clipped (the recipe's default) and as each of its elements clipped to
+[-13, 13] (`stackparse.training.clipping`)."""
 
 TABLE4_COLUMNS = (
     Column("RNN", "rnn", {"hidden": 50}), Column("LSTM", "lstm", {"hidden": 50}),
@@ -377,9 +380,9 @@ the rules inserted at H = 1 and the levels of size 1, weights a binary/ternary n
 END_COLUMNS = tuple(Column(f"{label}{c.label}", c.model, settings, data_settings={**c.data_settings, **data},
                            state_draw=c.state_draw)
                     for label, settings, data in END_READINGS for c in TABLE4_COLUMNS[-2:])
-VARIANT_COLUMNS = tuple(Column(f"{label} {c.label}", c.model, settings, c.train_settings, {**c.data_settings, **data},
-                               c.state_draw)
-                        for label, settings, data in VARIANTS for c in nspda_columns(**HINT2))
+VARIANT_COLUMNS = tuple(Column(f"{label} {c.label}", c.model, settings, {**c.train_settings, **train},
+                               {**c.data_settings, **data}, c.state_draw)
+                        for label, settings, data, train in VARIANTS for c in nspda_columns(**HINT2))
 
 
 def _beside(published: dict, columns: tuple[Column, ...], paper_label, task_suffix: str = "") -> dict:

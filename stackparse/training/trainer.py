@@ -1,11 +1,11 @@
 """The one trainer, used by every task and by the parser.
 
 It knows nothing of models or data: it drives an `Objective` (parameters, minibatches, losses,
-validation) with SGD, Adam or RMSProp, hard gradient clipping, a learning-rate schedule, early stopping,
-random restarts that keep the best run on validation, an atomic checkpoint after every epoch,
-`resume`, a JSON-lines log, progress (a bar on a terminal, else a line every 30 seconds, with the
-time the run may still take), and the `Hook`s its builder registers (schemes acting on the weights or
-the learning rate around each update: the NSPDA's noises). Every epoch re-seeds DyNet and numpy from
+validation) with SGD, Adam or RMSProp, gradient clipping (of its norm, or of each element: `clipping`),
+a learning-rate schedule, early stopping, random restarts that keep the best run on validation, an atomic
+checkpoint after every epoch, `resume`, a JSON-lines log, progress (a bar on a terminal, else a line every
+30 seconds, with the time the run may still take), and the `Hook`s its builder registers (schemes acting on
+the weights or the learning rate around each update: the NSPDA's noises). Every epoch re-seeds DyNet and numpy from
 (seed, restart, epoch), so that a resumed run repeats the uninterrupted one. One state cannot go into a
 checkpoint: Adam's and RMSProp's moment estimates (DyNet's Python API can neither read nor write them, and an
 Adam of our own over numpy arrays is far slower, since DyNet copies arrays to numpy element by element:
@@ -16,7 +16,7 @@ BENCHMARKS.md, issue 17). `optimizer_state` chooses what gives way:
 - "epoch": a fresh optimizer at every epoch, so the checkpoint, taken between epochs, holds all the state
   and a resumed run is exactly the uninterrupted one, for every optimizer.
 
-A run that diverges (a gradient whose norm is infinite or NaN, which DyNet refuses to clip, or a validation
+A run that diverges (a gradient that is not finite, which neither clipping can bound, or a validation
 criterion that is not finite) stops there and keeps its best epoch, as a run stopped by its time budget does;
 the log and the result say where and why (`diverged`). A paper's table counts such a run by the model it had
 learnt, and a benchmark of many runs must not lose one to a traceback. Diverging before the first epoch is
@@ -42,6 +42,7 @@ from tqdm import tqdm
 from stackparse.config import check, setting, write_json
 from stackparse.errors import UserError
 from stackparse.training.averaging import ParameterAverage
+from stackparse.training.clipping import CLIP_KINDS, ElementClip
 from stackparse.training.schedules import SCHEDULES
 
 OPTIMIZERS = {
@@ -56,8 +57,9 @@ PROGRESS_EVERY = 30.0
 @dataclass(frozen=True)
 class TrainConfig:
     """Settings of the shared trainer (defaults: Joulin & Mikolov 2015, §5: online SGD, lr 0.1,
-    gradient clipping at 15, BPTT 50, learning rate halved when validation entropy stops improving).
-    With `max_minutes`, epoch counts depend on the machine's speed."""
+    gradient clipping at 15, BPTT 50, learning rate halved when validation entropy stops improving). Their
+    "hard clipping of 15" is here the gradient's norm; their code clips each back-propagated error element-wise
+    (`stackparse.training.clipping`), which no setting reproduces. With `max_minutes`, epoch counts depend on the machine's speed."""
     epochs: int = setting(40, "maximum training epochs", min=1)
     batch_size: int = setting(1, "sequences (streams, sentences) per minibatch", min=1)
     bptt: int = setting(50, "truncated BPTT length, 0 = full BPTT", min=0)
@@ -69,7 +71,10 @@ class TrainConfig:
                                "budget, else of the epochs) or constant",
                                choices=SCHEDULES)
     lr_decay: float = setting(0.0, "decay for the inverse schedule")
-    clip: float = setting(15.0, "gradient norm clipping threshold, 0 = off", min=0)
+    clip: float = setting(15.0, "gradient clipping threshold, 0 = off", min=0)
+    clip_kind: str = setting("norm", "norm: the whole gradient rescaled to a norm of at most clip (DyNet's); value: "
+                             "each element clipped to [-clip, clip] ('hard clipping', stackparse.training.clipping)",
+                             choices=CLIP_KINDS)
     patience: int = setting(0, "stop after this many epochs without improvement, 0 = never", min=0)
     restarts: int = setting(1, "random restarts; the best on validation is kept", min=1)
     seed: int = setting(1, "random seed (DyNet and numpy)")
@@ -276,7 +281,7 @@ class Trainer:
         while not state.finished and state.epoch < cfg.epochs:
             if optimizer is None or cfg.optimizer_state == "epoch":
                 optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), cfg.lr)
-                optimizer.set_clip_threshold(cfg.clip)    # DyNet: a threshold of 0 turns clipping off
+                optimizer.set_clip_threshold(cfg.clip if cfg.clip_kind == "norm" else 0)     # 0: DyNet's off
             try:
                 metrics = self._epoch(objective, optimizer, average, state, seed, hooks)
                 self._after_epoch(objective, average, state, metrics, run_dir, out)
@@ -338,6 +343,8 @@ class Trainer:
         done, seconds)` says how long the run may still take, for the progress shown; `lr_at(share of the
         epoch done, seconds)`, if given, sets the learning rate before each batch where it gives one."""
         total_loss, total_units, start = 0.0, 0, time.perf_counter()
+        cfg = self.config
+        clip = ElementClip(objective.param_collection(), cfg.clip) if cfg.clip_kind == "value" and cfg.clip else None
         lines, last_line = self.progress and not sys.stderr.isatty(), start
         with tqdm(batches, desc=desc, unit="batch", disable=None if self.progress else True, leave=False) as bar:
             for done, batch in enumerate(bar, 1):
@@ -353,7 +360,7 @@ class Trainer:
                         total_loss += item[0].value()
                         total_units += item[1]
                         item[0].backward()
-                        _update(optimizer)
+                        _update(optimizer, clip)
                         if average is not None:
                             average.update()
                     for hook in hooks:
@@ -431,8 +438,11 @@ class Trainer:
         save_dir_atomically(out / "best", lambda d: [shutil.copy2(f, d / f.name) for f in source.iterdir()])
 
 
-def _update(optimizer: dy.Trainer) -> None:
-    """The optimizer's update; a gradient DyNet cannot clip (its norm infinite or NaN) is `Diverged`."""
+def _update(optimizer: dy.Trainer, clip: ElementClip | None) -> None:
+    """The optimizer's update, after `clip` where there is one; a gradient that cannot be clipped (not finite) is
+    `Diverged`."""
+    if clip is not None and not clip():
+        raise Diverged("the gradient is not finite")
     try:
         optimizer.update()
     except RuntimeError as error:
