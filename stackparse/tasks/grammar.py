@@ -67,7 +67,12 @@ online SGD from 0.1005000321 with the stochastic annealing it cites, gradients c
 step (eq. 15) refined K = 4 times (eq. 17), two-stage incremental learning (Algorithm 1) over passes of the whole
 training set, at most 500 epochs or until every training string is classified correctly. What belongs to a kind of
 model comes with the model or the experiment: the noise regulariser (Algorithm 2) of the higher-order networks,
-rule insertion into the NSPDA, UORO."""
+rule insertion into the NSPDA, UORO.
+
+"Hard clipped to 13" reads two ways (`stackparse.training.clipping`): the gradient's norm, or each of its elements.
+The norm is the default: the paper's intent is a bound on the step against exploding gradients, and of the two
+readings only the norm's keeps the NSPDA learning a^n b^n in the same runs (`--clip-kind value` beside it in
+`mali-variants`: BENCHMARKS.md, "Hard clipping")."""
 
 
 class GrammarTask(DatasetTask):
