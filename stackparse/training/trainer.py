@@ -59,7 +59,8 @@ class TrainConfig:
     """Settings of the shared trainer (defaults: Joulin & Mikolov 2015, §5: online SGD, lr 0.1,
     gradient clipping at 15, BPTT 50, learning rate halved when validation entropy stops improving). Their
     "hard clipping of 15" is here the gradient's norm; their code clips each back-propagated error element-wise
-    (`stackparse.training.clipping`), which no setting reproduces. With `max_minutes`, epoch counts depend on the machine's speed."""
+    (`stackparse.training.clipping`), which no setting reproduces. With `max_minutes`, epoch counts depend on
+    the machine's speed."""
     epochs: int = setting(40, "maximum training epochs", min=1)
     batch_size: int = setting(1, "sequences (streams, sentences) per minibatch", min=1)
     bptt: int = setting(50, "truncated BPTT length, 0 = full BPTT", min=0)
