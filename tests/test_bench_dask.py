@@ -305,6 +305,15 @@ def test_the_best_seed_of_a_convergence_metric_is_the_fastest():
     assert "| pda-anbn |" in text and "| pda-anbn-random |" in text   # the suite's tasks, and the others measured
 
 
+def test_tables_1_and_2_report_the_test_error_beside_with_its_own_decimals(tmp_path):
+    from stackparse.benchmarks.report import write_report
+    table1 = suites.get_suite("mali-table1")
+    results = [{"job": {"task": "pda-anbn-random", "model": "nspda2", "label": table1.labels[0], "seed": 1},
+                "metrics": {"converged_epoch": 12, "error_by_split": {"test": 0.125}}}]
+    text = write_report(table1, results, tmp_path, "sitting")
+    assert "| 12 (1 seed) |" in text and "metric: error_by_split.test" in text and "| 0.12 (1 seed) |" in text
+
+
 def test_a_convergence_never_reached_is_bounded_by_what_the_run_trained():
     table2 = suites.get_suite("mali-table2")
     label = table2.labels[0]

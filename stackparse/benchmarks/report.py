@@ -98,8 +98,9 @@ def markdown(suite: Suite, table: dict, metric: str | None = None) -> str:
                                   for h in ([f"{c} (ours)", f"{c} (paper)", "Δ"] if c in with_paper else [f"{c} (ours)"])]
     lower_is_better = ("perplexity", "error", "loss", "entropy", "converged")      # converged_*: epochs, characters
     best = min if any(word in (metric or suite.metric) for word in lower_is_better) else max
-    return _table(header, [[r, *(x for c in columns for x in _cells(cell(r, c), best, suite.decimals,
-                                                                      c in with_paper))] for r in rows])
+    d = suite.metric_decimals.get(metric or suite.metric, suite.decimals)
+    return _table(header, [[r, *(x for c in columns for x in _cells(cell(r, c), best, d, c in with_paper))]
+                           for r in rows])
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
