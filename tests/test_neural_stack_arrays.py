@@ -31,7 +31,7 @@ def memory_step(kind, s_prev, p, values, g_s=None, g_read=None, m=3):
     ends, B = len(MEMORIES[kind][0]), len(p)
     bottoms = ends - sum(MEMORIES[kind][1])
     T, R = 2, 2 * ends
-    window = [(T * bottoms - bottoms * (t + 1), T * bottoms + (ends - bottoms) * (t + 1)) for t in (0, 1)]
+    window = [neural_stack_arrays.live_rows(T, t, ends, bottoms) for t in (0, 1)]
     f32 = lambda x: np.ascontiguousarray(x, dtype=np.float32)                   # noqa: E731
     strengths, memory = np.zeros((2, B, R), np.float32), np.zeros((B, R, m), np.float32)
     (lo0, hi0), (lo, hi) = window

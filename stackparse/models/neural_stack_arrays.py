@@ -27,7 +27,7 @@ softmax output V o_t + c (the deep LSTM's: V h_t + c, its layers above the first
 - DyNet's lookups touch every embedding row the padded minibatch names, padding included (their gradient may be 0),
   and its optimizers update the rows touched; `gradient` names the same rows.
 The value matrix is preallocated, one row per push, the deque's bottom pushes filling it downwards from the
-middle, so the live memory is a window of it (`_window`). A value's gradient is gathered when the backward pass
+middle, so the live memory is a window of it (`live_rows`). A value's gradient is gathered when the backward pass
 reaches its push, as its weight in every later read times that read's gradient (both kept whole: `_Forward.history`
 and the backward pass's `g_reads`), instead of being accumulated into a matrix of the value matrix's size at every
 step.
@@ -118,6 +118,13 @@ TRANSPOSED_UP_TO = 96
 """Column blocks of a column-major W (a backward product's W^T) at most this wide are used in place: OpenBLAS's
 small kernel takes narrow ones as a transposed operand faster than a row-major copy, and wider ones far slower
 (measured at 10 rows: BENCHMARKS.md, "The gates' backward product on W^T in place")."""
+
+
+def live_rows(T: int, t: int, ends: int, bottoms: int) -> tuple[int, int]:
+    """The rows of a T-step value matrix live after step t, [lo, hi), for a memory of `ends` pushes a step of which
+    `bottoms` push at the bottom: the top pushes go upwards from row T bottoms, the bottom pushes downwards from it."""
+    base = T * bottoms
+    return base - bottoms * (t + 1), base + (ends - bottoms) * (t + 1)
 
 
 class _Product:
@@ -319,10 +326,7 @@ class LSTMArrays:
         return T * len(self.push_at_top)
 
     def _window(self, T: int, t: int) -> tuple[int, int]:
-        """The rows of the value matrix live after step t, [lo, hi): the top pushes go upwards from row T bottoms,
-        the bottom pushes downwards from it."""
-        base = T * self.bottoms
-        return base - self.bottoms * (t + 1), base + (len(self.push_at_top) - self.bottoms) * (t + 1)
+        return live_rows(T, t, len(self.push_at_top), self.bottoms)
 
     # ---- the backward pass -------------------------------------------------------------------------------------
     def _backward(self, w: _Weights, forward: _Forward, g_hidden: np.ndarray, ids: np.ndarray):
