@@ -5,6 +5,7 @@ import stackparse  # noqa: F401  (configures DyNet before its first import)
 
 import dataclasses
 import itertools
+import warnings
 
 import dynet as dy
 import numpy as np
@@ -200,6 +201,17 @@ def test_rule_hints_mark_the_steps_of_inserted_moves():
     assert hints(task.example("aabb", True)) == (True,) * 4
     assert hints(task.example("abb", False)) == (True, True, False)         # no move at the third step
     assert insert_rules(model, task.pda, SequenceTraining(insert_rules=0.0), seed=1) is None
+
+
+def test_rules_inserted_at_another_strength_than_the_binary_weights_are_warned_of():
+    task = get_task("pda-anbn")
+    cls = get_model_class("nspda3")
+    model = cls(dy.ParameterCollection(), cls.Config(hidden=6, binary_scale=1.0), len(task.symbols), len(task.outputs))
+    with pytest.warns(UserWarning, match="binary_scale 1 differs from rule_strength 8"):
+        insert_rules(model, task.pda, SequenceTraining(insert_rules=1.0), seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        insert_rules(model, task.pda, SequenceTraining(insert_rules=1.0, rule_strength=1.0), seed=1)
 
 
 @pytest.mark.parametrize("model_name", ["rnn2", "nspda2", "nspda3"])

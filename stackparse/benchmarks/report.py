@@ -238,8 +238,9 @@ def write_benchmark_report(out: Path, columns: str = "", tasks: str = "") -> str
     if not chosen:
         raise UserError(f"{held['suite']}: no column has {columns!r} in its label with a task that has {tasks!r} "
                         f"in its name")
-    reports = {suite.name: write_report(suite, [r for r in load_results(d) if columns in _label(r)
-                                                and tasks in r["job"]["task"]], d, profile) for suite, d in chosen}
+    reports = {suite.name: write_report(suite, [r for r in load_results(d) if _label(r) in suite.labels
+                                                and r["job"]["task"] in suite.tasks], d, profile)
+               for suite, d in chosen}
     if held["suite"] not in COMPOSITES:
         return reports[held["suite"]]
     composite = COMPOSITES[held["suite"]]

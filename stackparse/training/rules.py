@@ -15,6 +15,7 @@ is one of the inserted rules: its transition is given, not learnt.
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -50,6 +51,11 @@ def insert_rules(model, pda: PDA | None, settings: RuleInsertion, seed: int) -> 
     if pda is None:
         raise SettingError("insert_rules", "needs a grammar task (pda-*)")
     require(model, Programmable, "insert_rules")
+    config = model.config
+    if getattr(config, "weight_values", None) == "paper" and config.binary_scale != settings.rule_strength:
+        # the binary/ternary weights hold the inserted rules only at their strength (stackparse.models.nspda)
+        warnings.warn(f"binary_scale {config.binary_scale:g} differs from rule_strength {settings.rule_strength:g}: "
+                      "the rules inserted at that strength do not survive the binary/ternary weights at evaluation")
     table = realtime(pda)
     kept = insert(model, table, settings.rule_strength, settings.insert_rules, np.random.default_rng([seed, 3]),
                   all_actions=settings.rule_hint == "hint2")
