@@ -132,7 +132,7 @@ def batch_of(rng, lengths=(5, 2, 7, 4)):
     ("neural-deque", {"layers": 2, "embedding": 0}),
     ("neural-deque", {"bottom_push_offset": 0.0, "pop_bias": -1.0}),
     ("neural-deque", {"bottom_push_offset": -2.0, "bottom_pop_offset": 0.0}),
-    ("neural-deque", {"top_pop_offset": 0.0, "bottom_pop_offset": -2.5}),
+    ("neural-deque", {"top_pop_offset": 0.0, "bottom_pop_offset": -6.0}),
     ("deep-lstm", {}), ("deep-lstm", {"layers": 1, "learned_h0": False}),
     ("deep-lstm", {"layers": 3, "input_every_layer": True}), ("deep-lstm", {"embedding": 0})])
 def test_loss_and_every_gradient_are_dynets(rng, name, settings):

@@ -122,12 +122,12 @@ def test_the_deque_runs_at_both_starts_and_the_selection_keeps_one():
     deque = [j for j in suite.jobs(1, "quick") if j.task == "copy" and j.label == "neural-deque"]
     starts = [(m.top_pop_offset, m.bottom_push_offset, m.bottom_pop_offset)
               for m in (job_settings(j).model_config for j in deque)]
-    assert starts == [(-2.0, -4.0, 0.0), (0.0, -4.0, -2.5)] and len({j.key for j in deque}) == 2
+    assert starts == [(-2.0, -4.0, 0.0), (0.0, -4.0, -6.0)] and len({j.key for j in deque}) == 2
     results = [{"job": dataclasses.asdict(j), "metrics": {"coarse_accuracy": accuracy,
                                                           "validation": {"train_loss": loss}}}
                for j, loss, accuracy in zip(deque, (0.3, 0.1), (0.2, 1.0))]
     cell = aggregate(suite, results)["copy"]["neural-deque"]
-    assert cell["selected"] == 1.0 and cell["run"] == "top_pop_offset 0.0, bottom_pop_offset -2.5, seed 1"
+    assert cell["selected"] == 1.0 and cell["run"] == "top_pop_offset 0.0, bottom_pop_offset -6.0, seed 1"
 
 
 def test_the_today_profile_is_the_earlier_recipe_on_the_same_tasks_and_models():
