@@ -46,8 +46,9 @@ before the paper's text was at hand, kept beside it):
   misclassify half the strings, at s = H none; trained NSPDAs, whose rules are inserted at H, keep more of what they
   learnt at s = H than at s = 1. So `binary_scale` s defaults to 8, the default H of the inserted rules
   (`rule_strength`): keep the two equal (rule insertion warns where they differ); s = 1 with H = 1 is the printed
-  values' consistent reading (`mali-end`'s "H=1" columns), s = 1 with H = 8 the printed values alone (`mali-variants`' "binary at
-  1"). (`weight_values` step: every recurrent weight to a multiple of `weight_step`, programmed ones unchanged.)
+  values' consistent reading (`mali-end`'s "H=1" columns), s = 1 with H = 8 the printed values alone
+  (`mali-variants`' "binary at 1"). (`weight_values` step: every recurrent weight to a multiple of `weight_step`,
+  programmed ones unchanged.)
 - What is pushed: the current input symbol, as in the NNPDA (Sun et al. 1993): the stack alphabet is the input
   alphabet plus a bottom marker (`bottom`: the stack starts holding it, like a PDA's Z).
 - `quantize_states` (training): on by default, as the paper trains the quantized network; off gives continuous

@@ -55,7 +55,8 @@ def insert_rules(model, pda: PDA | None, settings: RuleInsertion, seed: int) -> 
     if getattr(config, "weight_values", None) == "paper" and config.binary_scale != settings.rule_strength:
         # the binary/ternary weights hold the inserted rules only at their strength (stackparse.models.nspda)
         warnings.warn(f"binary_scale {config.binary_scale:g} differs from rule_strength {settings.rule_strength:g}: "
-                      "the rules inserted at that strength do not survive the binary/ternary weights at evaluation")
+                      f"evaluation's binary/ternary weights of size {config.binary_scale:g} do not keep the rules "
+                      f"inserted at {settings.rule_strength:g}")
     table = realtime(pda)
     kept = insert(model, table, settings.rule_strength, settings.insert_rules, np.random.default_rng([seed, 3]),
                   all_actions=settings.rule_hint == "hint2")
