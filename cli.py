@@ -259,6 +259,12 @@ def train(task, model_name, test_max_n, out, resume, force, quiet, **options):
     out = out or Path("runs") / f"{task}-{model_name}-s{settings.train.seed}"
     _on_interrupt(lambda: _training_kept(out))
     metrics = run(SequenceExperiment(settings), out, resume=resume, progress=not quiet, force=force)
+    if settings.train.restarts > 1:
+        kept = SequenceExperiment(settings).for_restart(metrics["best_restart"]).settings.model_config
+        start = {f.name: getattr(kept, f.name) for f in dataclasses.fields(kept) if getattr(kept, f.name) != getattr(
+            settings.model_config, f.name)}
+        click.echo(f"kept restart {metrics['best_restart']} of {settings.train.restarts} (by {settings.train.keep}"
+                   + "".join(f", {name} {value:g}" for name, value in start.items()) + ")")
     if "error_by_split" in metrics:           # a task with fixed test splits: string classification
         click.echo(f"{task} / {model_name}: " + _split_errors(metrics["error_by_split"], metrics["examples_by_split"]))
         click.echo(f"results in {out}/metrics.json")

@@ -214,3 +214,26 @@ def test_a_deque_saved_before_an_offset_existed_loads_with_the_offset_it_was_tra
     oldest = SequenceSettings("copy", "neural-deque", {"memory_size": 8}).model_config
     assert (oldest.top_pop_offset, oldest.bottom_push_offset, oldest.bottom_pop_offset, oldest.pop_bias) == (
         0.0, 0.0, 0.0, -1.0)
+
+
+def test_the_deque_trains_both_its_starts_and_goes_on_with_the_one_of_lower_training_loss(tmp_path):
+    """Its own training: restart 1 at the start given (the queue's), restart 2 at the stack-like start (each at its
+    rate), each probed,
+    the one of lower training loss kept and trained on; `load` rebuilds the kept restart's start."""
+    from stackparse.encoders.grefenstette import STACK_LIKE_START
+    from stackparse.experiments import run, with_changes
+    from stackparse.experiments.sequence import SequenceExperiment, load
+    defaults = SequenceExperiment.defaults("copy", "neural-deque")
+    assert (defaults.train.restarts, defaults.train.keep, defaults.train.probe_epochs > 0) == (2, "train_loss", True)
+    settings = with_changes(defaults, {"hidden": 4, "memory_size": 3, "embedding": 3, "epochs": 2, "probe_epochs": 1,
+                                       "epoch_size": 4, "validation_size": 2, "test_n": (65, 65)})
+    experiment = SequenceExperiment(settings)
+    stack_like = experiment.for_restart(2).settings.model_config
+    assert {k: getattr(stack_like, k) for k in STACK_LIKE_START} == STACK_LIKE_START
+    assert experiment.for_restart(3) is experiment and experiment.for_restart(1).settings.model_config.top_pop_offset == -2
+    assert (experiment.settings.train.lr, experiment.for_restart(2).settings.train.lr) == (5e-4, 1e-3)
+    metrics = run(experiment, tmp_path, progress=False)
+    entries = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [(e["restart"], e["epoch"]) for e in entries] == [(1, 1), (2, 1), (metrics["best_restart"], 2)]
+    loaded, _ = load(tmp_path)
+    assert loaded.settings.model_config == experiment.for_restart(metrics["best_restart"]).settings.model_config

@@ -1,4 +1,5 @@
 """The shared trainer: clipping, learning-rate halving, exact resume, restarts, bad settings."""
+import dataclasses
 import json
 
 import dynet as dy
@@ -122,6 +123,53 @@ def test_restarts_keep_the_best_run(tmp_path, parity):
     bests = {e["restart"]: e["best"] for e in log(tmp_path)}
     assert result.best == min(bests.values())
     assert json.loads((tmp_path / "best" / "metrics.json").read_text())["restart"] == result.restart
+
+
+def test_restarts_probed_then_only_the_kept_one_goes_on_as_if_never_paused(tmp_path, parity):
+    # three restarts through two starts in turn (the second at its own rate), one epoch each, then the one of lowest
+    # training loss to the end; its epochs are those it has when every restart trains to the end (each epoch is
+    # seeded by restart and epoch)
+    built = []
+
+    def starts(train):
+        def counting(k):
+            def build(seed):
+                built.append(k)
+                return builder(parity, train, model=("lstm", "rnn")[k])(seed)
+            return build
+        return [(train, counting(0)), (dataclasses.replace(train, lr=0.05), counting(1))]
+    probed = TrainConfig(epochs=3, batch_size=4, restarts=3, keep="train_loss", probe_epochs=1, seed=1)
+    result = Trainer(probed, starts(probed), progress=False).fit(tmp_path / "p")
+    assert built == [0, 1, 0]
+    entries = log(tmp_path / "p")
+    assert [e["lr"] for e in entries[:3]] == pytest.approx([0.1, 0.05, 0.1])
+    assert [(e["restart"], e["epoch"]) for e in entries[:3]] == [(1, 1), (2, 1), (3, 1)]
+    first = {e["restart"]: e["train_loss"] for e in entries[:3]}
+    assert result.restart == min(first, key=first.get)
+    assert [(e["restart"], e["epoch"]) for e in entries[3:]] == [(result.restart, 2), (result.restart, 3)]
+    assert json.loads((tmp_path / "p" / "best" / "metrics.json").read_text())["restart"] == result.restart
+    full = TrainConfig(epochs=3, batch_size=4, restarts=3, keep="train_loss", seed=1)
+    Trainer(full, starts(full), progress=False).fit(tmp_path / "f")
+    keys = ("epoch", "train_loss", "val_entropy", "best")
+    assert [[e[k] for k in keys] for e in entries if e["restart"] == result.restart] == [
+        [e[k] for k in keys] for e in log(tmp_path / "f") if e["restart"] == result.restart]
+    # "interrupted" after epoch 3, resumed with 4: the probes stay paused, the kept restart goes on
+    state_file = tmp_path / "p" / f"run-{result.restart}" / "checkpoint" / "run_state.json"
+    state_file.write_text(json.dumps({**json.loads(state_file.read_text()), "finished": False}))
+    more = TrainConfig(epochs=4, batch_size=4, restarts=3, keep="train_loss", probe_epochs=1, seed=1)
+    Trainer(more, starts(more), progress=False).fit(tmp_path / "p", resume=True)
+    assert [(e["restart"], e["epoch"]) for e in log(tmp_path / "p")[5:]] == [(result.restart, 4)]
+
+
+def test_keeping_by_training_loss_can_keep_another_restart_than_validation(tmp_path, parity):
+    kept = {}
+    for keep in ("validation", "train_loss"):
+        train = TrainConfig(epochs=2, batch_size=4, restarts=3, keep=keep, seed=4)
+        kept[keep] = Trainer(train, builder(parity, train), progress=False).fit(tmp_path / keep).restart
+        best = {e["restart"]: e for e in log(tmp_path / keep) if e["best"] == e["val_entropy"]}    # each kept epoch
+        value = {r: e["val_entropy" if keep == "validation" else "train_loss"] for r, e in best.items()}
+        assert kept[keep] == min(value, key=value.get)
+        assert json.loads((tmp_path / keep / "best" / "metrics.json").read_text())["restart"] == kept[keep]
 
 
 def test_same_seed_same_numbers(tmp_path, parity):

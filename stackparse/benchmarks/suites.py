@@ -28,7 +28,7 @@ from stackparse.models import get_model_class
 from stackparse.models.nspda import EARLIER
 from stackparse.models.programming import neurons_needed
 from stackparse.tasks import get_task
-from stackparse.tasks.transduction import TODAY_TRAINING
+from stackparse.tasks.transduction import TODAY_TRAINING, TransductionTask
 from stackparse.training.sequence import SequenceDataConfig
 from stackparse.training.trainer import TrainConfig
 
@@ -221,10 +221,15 @@ RATES = (5e-3, 1e-3, 5e-4, 1e-4, 5e-5)
 CONTINUED_MINUTES = 30.0
 # The deque runs at its default start (the queue's) and at its stack-like start: each learns tasks the other does not
 # (docs/deque.md), and the paper restarted its runs until they learnt (Appendix B), so the selection rule keeps one of
-# the two as it keeps one of the rates.
+# the two as it keeps one of the rates. Each start is a run of its own here (one restart, the suite's rule choosing),
+# where the deque's own training probes both starts in one run, each at its own rate (`stackparse.models.neural_stack`);
+# here the rate is the grid's, or the task's where a profile has no grid.
+ONE_START = {"restarts": 1, "keep": "validation", "probe_epochs": 0,
+             "lr": TransductionTask.default_training["train"]["lr"]}
 TRANSDUCTION_COLUMNS = (*(Column(f"deep-lstm-{k}", "deep-lstm", {"layers": k}) for k in (1, 2, 4, 8)),
                         *(Column(m, m) for m in ("neural-stack", "neural-queue")),
-                        Column("neural-deque", "neural-deque", points=({}, STACK_LIKE_START)))
+                        Column("neural-deque", "neural-deque", train_settings=ONE_START,
+                               points=({}, STACK_LIKE_START)))
 TODAY_MODELS = {"hidden": 64, "memory_size": 64, "learned_h0": False}
 """The models of this project's recipe before the paper's (`TODAY_TRAINING`)."""
 TRANSDUCTION_PROFILES = {

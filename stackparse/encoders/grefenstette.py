@@ -38,7 +38,9 @@ reversal was not learnt in the runs measured. The stack-like start (`STACK_LIKE_
 stack, push 0.5 and pop 0.27, the bottom end shut, push 0.02 and pop 0.001) learns reversal as the neural stack does;
 a bottom pop above its push eats from the top's oldest values, and reversal was not learnt with one 0.002 a step
 above it (one run). No start measured learns all four tasks: docs/deque.md and BENCHMARKS.md give each start's
-runs. 0, 0 and 0 are the paper's biases read literally.
+runs. So the deque's training tries both, as the paper restarted its runs and kept the one of lowest training
+perplexity (`stackparse.models.neural_stack`: `NeuralDequeLSTM.starts`). 0, 0 and 0 are the paper's biases read
+literally.
 Constant offsets rather than different initial biases: b_du keeps its documented initial value tile([0,
 pop_bias]), and SGD, Adam and RMSProp make the same updates either way (a bias's gradient does not depend on where
 it starts).

@@ -19,8 +19,10 @@ from stackparse.training.trainer import Objective, TrainConfig, Trainer
 
 class Experiment(Protocol):
     """What `run` needs from a workload: `settings` (a frozen settings dataclass, saved as config.json),
-    `train_config` (the shared trainer's settings, part of them), and optionally `hooks(objective) ->
-    list` of trainer hooks (`stackparse.training.trainer.Hook`) for each restart."""
+    `train_config` (the shared trainer's settings, part of them), optionally `hooks(objective) ->
+    list` of trainer hooks (`stackparse.training.trainer.Hook`) for each restart, and optionally `starts() -> list`,
+    (trainer settings, builder) per start of its model, which the restarts go through in turn (else `build` builds
+    every restart)."""
     settings: object
     train_config: TrainConfig
 
@@ -71,7 +73,8 @@ def run(experiment: Experiment, out: Path | str, resume: bool = False, progress:
     out.mkdir(parents=True, exist_ok=True)
     write_run_config(out / "config.json", experiment.settings, resume)
     start = time.perf_counter()
-    trainer = Trainer(experiment.train_config, experiment.build, progress, hooks=getattr(experiment, "hooks", None))
+    starts = experiment.starts() if hasattr(experiment, "starts") else experiment.build
+    trainer = Trainer(experiment.train_config, starts, progress, hooks=getattr(experiment, "hooks", None))
     result = trainer.fit(out, resume)
     seconds = time.perf_counter() - start
     result.objective.restore(result.model_dir)

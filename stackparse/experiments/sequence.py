@@ -85,6 +85,18 @@ class SequenceExperiment(Kind):
         settings = with_changes(SequenceSettings(task, model), get_task(task).default_training)
         return with_changes(settings, get_model_class(model).default_training)
 
+    def for_restart(self, restart: int) -> "SequenceExperiment":
+        """The experiment of restart `restart` (1, 2, ...): the settings given, then each of the model's other
+        starts over them (`SequenceModel.starts`: model or training settings), in turn."""
+        starts = ({}, *get_model_class(self.settings.model).starts)
+        start = starts[(restart - 1) % len(starts)]
+        return SequenceExperiment(with_changes(self.settings, start)) if start else self
+
+    def starts(self) -> list:
+        """The trainer's settings and builder of each start (`for_restart`): the restarts go through them in turn."""
+        experiments = [self.for_restart(r) for r in range(1, len(get_model_class(self.settings.model).starts) + 2)]
+        return [(e.settings.train, e.build) for e in experiments]
+
     def build(self, seed: int) -> SequenceObjective:
         s, task = self.settings, self.task
         pc = dy.ParameterCollection()
@@ -107,12 +119,15 @@ class SequenceExperiment(Kind):
 
 
 def load(run_dir: Path | str, trained: bool = True) -> tuple[SequenceExperiment, SequenceObjective]:
-    """The experiment and the trained model (best parameters) of a finished run directory, for `inspect`; with
-    `trained` false, a freshly initialised model of the run's settings instead (DyNet's random state as it stands)."""
+    """The experiment of the restart kept (its start: `for_restart`) and its trained model (best parameters) of a
+    finished run directory, for `inspect`; with `trained` false, a freshly initialised model of those settings
+    instead (DyNet's random state as it stands)."""
     run_dir = Path(run_dir)
     if not (run_dir / "config.json").is_file() or not (run_dir / "best" / "params").is_file():
         raise UserError(f"{run_dir}: not a finished run (config.json or best/params missing)")
-    experiment = SequenceExperiment(_saved_settings(run_dir / "config.json"))
+    kept = json.loads((run_dir / "best" / "metrics.json").read_text()).get("restart", 1) \
+        if (run_dir / "best" / "metrics.json").is_file() else 1
+    experiment = SequenceExperiment(_saved_settings(run_dir / "config.json")).for_restart(kept)
     objective = experiment.build(experiment.settings.train.seed)
     if trained:
         objective.restore(run_dir / "best")

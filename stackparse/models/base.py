@@ -77,6 +77,10 @@ class SequenceModel(abc.ABC):
     default_training: ClassVar[dict] = {}
     """Training settings of this kind of model over the task's ({"data": {field: value}}), e.g. a regulariser its
     paper uses on it."""
+    starts: ClassVar[tuple[dict, ...]] = ()
+    """Other starts of this kind of model (settings by name, model's or training's, over those given) that restarts
+    try in turn after the settings given (`TrainConfig.restarts`; restart 2 the first of them), e.g. the deque's
+    stack-like start with its rate."""
     evaluation_batch: ClassVar[int] = 256
     """Sequences per DyNet batch when scoring (validation, test): fewer for a model whose state grows
     with time, since a graph keeps every step's state."""

@@ -23,6 +23,16 @@ Choices the paper leaves open, and why:
   (`learned_h0`, one vector per layer, the cells zero): §3.4 states it for the memory-enhanced LSTMs, and the
   benchmark differs from them only by its memory; false gives the zero state of Sutskever et al.
 - The pop bias (`pop_bias`): see `stackparse.encoders.grefenstette`.
+- The deque has two starts (`NeuralDequeLSTM.starts`: its settings as given, by default the queue's start with
+  RMSProp at 5e-4, then the stack-like start, `STACK_LIKE_START`, at 1e-3), and each learns tasks the other does not
+  (docs/deque.md). The paper keeps, of several runs over its grid of rates, the model of lowest average training
+  perplexity (§5), and restarted its runs until the memory was used (Appendix B); the deque's own training does both
+  in small: two restarts, one per start, each trained `probe_epochs` epochs, then the one of lower training loss
+  (`keep` train_loss) trained on to the end (`default_training`). Each start's rate is the one of the paper's grid
+  that measured best for the tasks that start learns (docs/deque.md, seventh part: the queue's start learns gender at
+  5e-4 with each seed tried and at 1e-3 with none fully; the stack-like start learns reversal at 1e-3 and had not at
+  5e-4 after 71 epochs). `--restarts 1` trains the start given alone (a start's settings replace those given); the
+  `transduction` benchmark runs each start as a point of its grid instead.
 - The deep LSTM's layers each read the layer below only, as in [1] (Sutskever et al.). Appendix D's Table 2 hints at
   another network: its 4- and 8-layer counts are those of LSTMs whose every layer also reads the 64-dimensional
   input (a layer above the first: 4h(h + 64) + 4h h + 4h weights), and none of the six deep rows is the count of
@@ -38,6 +48,7 @@ import dynet as dy
 
 from stackparse.config import setting
 from stackparse.encoders.grefenstette import (
+    STACK_LIKE_START,
     NeuralDequeEncoder,
     NeuralDequeConfig,
     NeuralMemoryConfig,
@@ -139,6 +150,11 @@ class DeepLSTM(Memoryless, SequenceModel):
         above = X_LAST if self.config.input_every_layer else NO_X
         return LSTMArrays(self, MirrorParts(layers, [X_FIRST] + [above] * (len(layers) - 1), self.h0))
 
+PROBE_EPOCHS = 40
+"""Epochs (of 100 batches, the transduction tasks') each of the deque's starts trains before the one of lower training
+loss goes on: past the epoch where its runs that learnt reversal (stack-like start) or copy (the queue's) had learnt
+it (docs/deque.md)."""
+
 
 class _NeuralMemoryLSTM(EncoderModel):
     """A sequence model around a Grefenstette et al. encoder, reading embedded input symbols."""
@@ -187,5 +203,7 @@ class NeuralDequeLSTM(_NeuralMemoryLSTM):
     description = "LSTM controlling a neural double-ended queue (Grefenstette et al. 2015, eq. 6-11)"
     Encoder = NeuralDequeEncoder
     Config = NeuralDequeModelConfig
+    starts = ({**STACK_LIKE_START, "lr": 1e-3},)
+    default_training = {"train": {"lr": 5e-4, "restarts": 2, "keep": "train_loss", "probe_epochs": PROBE_EPOCHS}}
     end_names = (" top", " bottom")
     evaluation_batch = 8        # twice the rows of a stack

@@ -2,7 +2,8 @@
 
 It knows nothing of models or data: it drives an `Objective` (parameters, minibatches, losses,
 validation) with SGD, Adam or RMSProp, gradient clipping (of its norm, or of each element: `clipping`),
-a learning-rate schedule, early stopping, random restarts that keep the best run on validation, an atomic
+a learning-rate schedule, early stopping, restarts (the one kept chosen on validation or by training loss,
+optionally after a short probe of each: `keep`, `probe_epochs`), an atomic
 checkpoint after every epoch, `resume`, a JSON-lines log, progress (a bar on a terminal, else a line every
 30 seconds, with the time the run may still take), and the `Hook`s its builder registers (schemes acting on
 the weights or the learning rate around each update: the NSPDA's noises). Every epoch re-seeds DyNet and numpy from
@@ -77,7 +78,15 @@ class TrainConfig:
                              "each element clipped to [-clip, clip] ('hard clipping', stackparse.training.clipping)",
                              choices=CLIP_KINDS)
     patience: int = setting(0, "stop after this many epochs without improvement, 0 = never", min=0)
-    restarts: int = setting(1, "random restarts; the best on validation is kept", min=1)
+    restarts: int = setting(1, "random restarts (a model with several starts tries them in turn: "
+                            "`SequenceModel.starts`); `keep` chooses the one kept", min=1)
+    keep: str = setting("validation", "the restart kept: validation (the best validation criterion) or "
+                        "train_loss (the lowest training loss of its kept epoch: Grefenstette et al. 2015, §5, 'the "
+                        "best models were automatically selected based on average training perplexity')",
+                        choices=("validation", "train_loss"), absent="validation")
+    probe_epochs: int = setting(0, "with restarts: each restart trains this many epochs first, then only the one "
+                                "`keep` chooses goes on (to the epochs, patience or max_minutes); 0 = every restart "
+                                "trains to the end", min=0, absent=0)
     seed: int = setting(1, "random seed (DyNet and numpy)")
     max_minutes: float = setting(0.0, "time budget: no epoch starts that the last one's duration says "
                                  "would end past it, 0 = none; a run it stopped goes on when resumed with a "
@@ -233,25 +242,53 @@ class Trainer:
     Args:
         config: the trainer's settings.
         build: a fresh objective (new parameters) for one restart from a seed, just after DyNet's random
-          seed is reset from it, so initialisation is reproducible.
+          seed is reset from it, so initialisation is reproducible; or several starts, (settings, build) pairs (a
+          model's starts: `SequenceModel.starts`), restart r trained as the ((r - 1) mod k)-th says: its settings
+          may differ from `config` in how a restart trains (the rate), while `config` says how many restarts run
+          and which is kept.
         progress: show a progress bar (tqdm, on standard error).
         hooks: makes the hooks of one restart from its objective (none if not given).
     """
 
-    def __init__(self, config: TrainConfig, build: Callable[[int], Objective], progress: bool = True,
+    def __init__(self, config: TrainConfig,
+                 build: Callable[[int], Objective] | Sequence[tuple[TrainConfig, Callable[[int], Objective]]],
+                 progress: bool = True,
                  hooks: Callable[[Objective], Sequence[Hook]] | None = None):
         config.validate()
         self.config, self.build, self.progress, self.hooks = config, build, progress, hooks
         self._last_epoch = 0.0          # seconds the last epoch took, validation included
 
     def fit(self, out: Path | str, resume: bool = False) -> TrainResult:
-        """Run every restart (resuming finished and interrupted ones from `out` if asked)."""
-        out = Path(out)
+        """Run every restart (resuming finished and interrupted ones from `out` if asked) and return the one
+        `keep` chooses; with `probe_epochs`, every restart trains that many epochs, then only the chosen one goes
+        on."""
+        cfg, out = self.config, Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        results = [self._run(out, restart, resume) for restart in range(1, self.config.restarts + 1)]
-        return max(results, key=lambda r: r.best if r.maximize else -r.best)
+        probe = cfg.probe_epochs if cfg.restarts > 1 else 0
+        starts = [Trainer(settings, build, self.progress, self.hooks) for settings, build in self.build] \
+            if isinstance(self.build, Sequence) else [self]
+        restarts = []
+        for number in range(1, cfg.restarts + 1):
+            trainer = starts[(number - 1) % len(starts)]
+            restarts.append(trainer._start(out, number, resume))
+            trainer._train(restarts[-1], out, probe)
+        kept = min(restarts, key=lambda r: self._keep_value(r))
+        if probe:
+            kept.trainer._train(kept, out)
+        self._keep_overall_best(out, kept.run_dir, kept.state, kept.objective.maximize, force=True)
+        best_metrics = json.loads((existing_dir(kept.run_dir / "best") / "metrics.json").read_text())
+        return TrainResult(kept.state.best, kept.state.restart, kept.state.best_epoch, best_metrics, out / "best",
+                           kept.objective.maximize, kept.objective, kept.state.diverged)
 
-    def _run(self, out: Path, restart: int, resume: bool) -> TrainResult:
+    def _keep_value(self, restart: "_Restart") -> float:
+        """What `keep` minimises over the restarts: the validation criterion (negated where larger is better), or
+        the training loss of the restart's kept epoch."""
+        if self.config.keep == "train_loss":
+            return json.loads((existing_dir(restart.run_dir / "best") / "metrics.json").read_text())["train_loss"]
+        return -restart.state.best if restart.objective.maximize else restart.state.best
+
+    def _start(self, out: Path, restart: int, resume: bool) -> "_Restart":
+        """A restart's objective and state: built afresh, or as its checkpoint left it when resuming."""
         cfg = self.config
         run_dir = out / f"run-{restart}"
         seed = cfg.seed * 1000 + restart
@@ -278,21 +315,23 @@ class Trainer:
             warnings.warn(f"{run_dir}: resuming at epoch {state.epoch + 1} with {cfg.optimizer}'s moment estimates "
                           "started afresh (a checkpoint cannot hold them): close to the uninterrupted run, not "
                           "equal; --optimizer-state epoch makes resumed runs exact")
-        optimizer = None
-        while not state.finished and state.epoch < cfg.epochs:
-            if optimizer is None or cfg.optimizer_state == "epoch":
-                optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), cfg.lr)
-                optimizer.set_clip_threshold(cfg.clip if cfg.clip_kind == "norm" else 0)     # 0: DyNet's off
+        return _Restart(self, objective, state, seed, run_dir, average, hooks)
+
+    def _train(self, restart: "_Restart", out: Path, pause_at: int = 0) -> None:
+        """Train `restart` until it finishes, or, with `pause_at`, until that many epochs are done (a probe: the
+        restart is not finished, and goes on where it paused)."""
+        cfg, state, objective = self.config, restart.state, restart.objective
+        while not state.finished and state.epoch < cfg.epochs and not (pause_at and state.epoch >= pause_at):
+            if restart.optimizer is None or cfg.optimizer_state == "epoch":
+                restart.optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), cfg.lr)
+                restart.optimizer.set_clip_threshold(cfg.clip if cfg.clip_kind == "norm" else 0)     # 0: DyNet's off
             try:
-                metrics = self._epoch(objective, optimizer, average, state, seed, hooks)
-                self._after_epoch(objective, average, state, metrics, run_dir, out)
+                metrics = self._epoch(objective, restart.optimizer, restart.average, state, restart.seed, restart.hooks)
+                self._after_epoch(objective, restart.average, state, metrics, restart.run_dir, out)
             except Diverged as why:
-                self._stop_diverged(state, str(why), run_dir, out)
-        if existing_dir(run_dir / "best") is None:      # no epoch ran (resumed a finished run)
-            raise UserError(f"{run_dir}: no trained model found to resume from")
-        best_metrics = json.loads((existing_dir(run_dir / "best") / "metrics.json").read_text())
-        return TrainResult(state.best, restart, state.best_epoch, best_metrics, out / "best", objective.maximize,
-                           objective, state.diverged)
+                self._stop_diverged(state, str(why), restart.run_dir, out)
+        if existing_dir(restart.run_dir / "best") is None:      # no epoch ran (resumed a finished run)
+            raise UserError(f"{restart.run_dir}: no trained model found to resume from")
 
     def _stop_diverged(self, state: RunState, why: str, run_dir: Path, out: Path) -> None:
         """End a run that diverged in epoch `state.epoch + 1` (the module docstring): the checkpoint of the last
@@ -429,14 +468,30 @@ class Trainer:
         write_json(directory / name, content)
 
     @staticmethod
-    def _keep_overall_best(out: Path, run_dir: Path, state: RunState, maximize: bool) -> None:
+    def _keep_overall_best(out: Path, run_dir: Path, state: RunState, maximize: bool, force: bool = False) -> None:
+        """Copy the restart's best model to `out/best` if it is better than the one there, by the validation
+        criterion (so that an interrupted run always leaves the best so far), or, with `force`, in any case."""
         overall = existing_dir(out / "best")
-        if overall is not None:
+        if overall is not None and not force:
             previous = json.loads((overall / "metrics.json").read_text())
             if previous.get("restart") != state.restart and not _better(state.best, previous["best"], maximize):
                 return
         source = existing_dir(run_dir / "best")
         save_dir_atomically(out / "best", lambda d: [shutil.copy2(f, d / f.name) for f in source.iterdir()])
+
+
+@dataclass
+class _Restart:
+    """One restart as it trains: the trainer of its start (its settings), its objective, state, optimizer (created at
+    its first epoch) and what goes with them."""
+    trainer: Trainer
+    objective: Objective
+    state: RunState
+    seed: int
+    run_dir: Path
+    average: ParameterAverage | None
+    hooks: Sequence[Hook]
+    optimizer: dy.Trainer | None = None
 
 
 def _update(optimizer: dy.Trainer, clip: ElementClip | None) -> None:
