@@ -311,17 +311,17 @@ class Trainer:
         if checkpoint is not None and average is not None:
             average.load(checkpoint / "average.npz")
         hooks = self.hooks(objective) if self.hooks else ()
-        if checkpoint is not None and cfg.optimizer_state == "run" and cfg.optimizer != "sgd" and not state.finished:
-            warnings.warn(f"{run_dir}: resuming at epoch {state.epoch + 1} with {cfg.optimizer}'s moment estimates "
-                          "started afresh (a checkpoint cannot hold them): close to the uninterrupted run, not "
-                          "equal; --optimizer-state epoch makes resumed runs exact")
-        return _Restart(self, objective, state, seed, run_dir, average, hooks)
+        return _Restart(self, objective, state, seed, run_dir, average, hooks, resumed=checkpoint is not None)
 
     def _train(self, restart: "_Restart", out: Path, pause_at: int = 0) -> None:
         """Train `restart` until it finishes, or, with `pause_at`, until that many epochs are done (a probe: the
         restart is not finished, and goes on where it paused)."""
         cfg, state, objective = self.config, restart.state, restart.objective
         while not state.finished and state.epoch < cfg.epochs and not (pause_at and state.epoch >= pause_at):
+            if restart.optimizer is None and restart.resumed and cfg.optimizer_state == "run" and cfg.optimizer != "sgd":
+                warnings.warn(f"{restart.run_dir}: resuming at epoch {state.epoch + 1} with {cfg.optimizer}'s moment "
+                              "estimates started afresh (a checkpoint cannot hold them): close to the uninterrupted "
+                              "run, not equal; --optimizer-state epoch makes resumed runs exact")
             if restart.optimizer is None or cfg.optimizer_state == "epoch":
                 restart.optimizer = OPTIMIZERS[cfg.optimizer](objective.param_collection(), cfg.lr)
                 restart.optimizer.set_clip_threshold(cfg.clip if cfg.clip_kind == "norm" else 0)     # 0: DyNet's off
@@ -491,6 +491,7 @@ class _Restart:
     run_dir: Path
     average: ParameterAverage | None
     hooks: Sequence[Hook]
+    resumed: bool = False       # from a checkpoint: its optimizer's moments start afresh (the module docstring)
     optimizer: dy.Trainer | None = None
 
 
