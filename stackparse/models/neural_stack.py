@@ -150,6 +150,7 @@ class DeepLSTM(Memoryless, SequenceModel):
         above = X_LAST if self.config.input_every_layer else NO_X
         return LSTMArrays(self, MirrorParts(layers, [X_FIRST] + [above] * (len(layers) - 1), self.h0))
 
+
 PROBE_EPOCHS = 40
 """Epochs (of 100 batches, the transduction tasks') each of the deque's starts trains before the one of lower training
 loss goes on: past the epoch where its runs that learnt reversal (stack-like start) or copy (the queue's) had learnt
