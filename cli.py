@@ -260,10 +260,7 @@ def train(task, model_name, test_max_n, out, resume, force, quiet, **options):
     _on_interrupt(lambda: _training_kept(out))
     metrics = run(SequenceExperiment(settings), out, resume=resume, progress=not quiet, force=force)
     if settings.train.restarts > 1:
-        kept = SequenceExperiment(settings).for_restart(metrics["best_restart"]).settings
-        start = {f.name: getattr(mine, f.name) for mine, given in ((kept.model_config, settings.model_config),
-                                                                  (kept.train, settings.train))
-                 for f in dataclasses.fields(mine) if getattr(mine, f.name) != getattr(given, f.name)}
+        start = SequenceExperiment(settings).start_of(metrics["best_restart"])
         click.echo(f"kept restart {metrics['best_restart']} of {settings.train.restarts} (by {settings.train.keep}"
                    + "".join(f", {name} {value:g}" for name, value in start.items()) + ")")
     if "error_by_split" in metrics:           # a task with fixed test splits: string classification

@@ -85,11 +85,15 @@ class SequenceExperiment(Kind):
         settings = with_changes(SequenceSettings(task, model), get_task(task).default_training)
         return with_changes(settings, get_model_class(model).default_training)
 
-    def for_restart(self, restart: int) -> "SequenceExperiment":
-        """The experiment of restart `restart` (1, 2, ...): the settings given, then each of the model's other
-        starts over them (`SequenceModel.starts`: model or training settings), in turn."""
+    def start_of(self, restart: int) -> dict:
+        """The settings restart `restart` (1, 2, ...) changes: none (the settings given), then each of the model's
+        other starts (`SequenceModel.starts`: model or training settings), in turn."""
         starts = ({}, *get_model_class(self.settings.model).starts)
-        start = starts[(restart - 1) % len(starts)]
+        return starts[(restart - 1) % len(starts)]
+
+    def for_restart(self, restart: int) -> "SequenceExperiment":
+        """The experiment of restart `restart`: the settings given with `start_of(restart)` over them."""
+        start = self.start_of(restart)
         return SequenceExperiment(with_changes(self.settings, start)) if start else self
 
     def starts(self) -> list:
