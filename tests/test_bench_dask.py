@@ -289,6 +289,24 @@ def test_the_report_says_which_seeds_its_results_hold(tmp_path):
         write_report(suite, results[:1], tmp_path, "short")
 
 
+def test_the_report_counts_the_cells_within_the_suites_tolerance_and_the_provisional_ones(tmp_path):
+    """Issue 19's and 18's criteria (cells within 0.05 or 2 points of the paper) counted by the report itself; a cell
+    whose grid has not every run finished is provisional."""
+    from stackparse.benchmarks.report import write_report
+    suite = suites.Suite("tiny", "a smoke suite", ("anbn", "anbncn"), ("rnn", "lstm"),
+                         {"anbn": {"rnn": 10.0, "lstm": 0.0}, "anbncn": {"rnn": 50.0}}, metric="error_by_split.test",
+                         grid={"lr": (0.1, 0.01)}, select="error_by_split.test", profiles={"full": suites.Profile(1)},
+                         tolerance=2.0)
+    results = [{"job": {"task": task, "label": label, "model": label, "seed": 1, "point": {"lr": lr}},
+                "metrics": {"error_by_split": {"test": value}}}
+               for task, label, lr, value in (("anbn", "rnn", 0.1, 11.5), ("anbn", "rnn", 0.01, 30.0),
+                                              ("anbn", "lstm", 0.1, 2.5), ("anbncn", "rnn", 0.1, 49.0))]
+    text = write_report(suite, results, tmp_path)
+    assert ("Within 2 of the paper: **2 of the 3 cells** that have both numbers (by metric: error_by_split.test 2 of "
+            "3; by column: rnn 2 of 2; lstm 0 of 1); 2 of the 3 rest on fewer runs") in text
+    assert "Within" not in write_report(dataclasses.replace(suite, tolerance=None), results, tmp_path)
+
+
 def test_a_label_with_a_slash_names_one_directory():
     """Table 1's and Table 3's columns ("w/o reg") once made nested directories the report never found."""
     job = suites.Job("pda-anbn", "nspda2", 3, label="w/o reg M1")

@@ -126,10 +126,48 @@ def _cells(c: dict, best, d: int, with_paper: bool) -> list[str]:
             ours += f" (> {min(c['trained']):.{d}f})"
     if not with_paper:
         return [ours]
-    ours_value = c["selected"] if c.get("selected") is not None else c["mean"]
+    ours_value = _ours(c)
     both = ours_value is not None and c["published"] is not None
     return [ours, "—" if c["published"] is None else f"{c['published']:.{d}f}",
             f"{ours_value - c['published']:+.{d}f}" if both else "—"]
+
+
+def _ours(c: dict) -> float | None:
+    """The number a cell sets beside the paper's: the kept run's under a selection rule, else the mean."""
+    return c["selected"] if c.get("selected") is not None else c["mean"]
+
+
+def matches(suite: Suite, tables: dict, results: list[dict], profile: str) -> str:
+    """A paragraph counting the cells within `suite.tolerance` of the paper's number, by table and by column, and
+    how many of them rest on fewer runs than the profile's grid and the seeds held make (provisional: a run not
+    finished yet may change the kept one); "" for a suite without a tolerance. `tables`: metric -> `aggregate`'s."""
+    if suite.tolerance is None:
+        return ""
+    runs = defaultdict(int)
+    for r in results:
+        runs[r["job"]["task"], _label(r)] += 1
+    seeds = len({r["job"]["seed"] for r in results})
+    points = len(suite.points(profile)) if profile in suite.profiles else 1
+    wanted = {c.label: points * len(c.points) * seeds for c in suite.columns}
+    by_table, by_column, provisional = {}, defaultdict(lambda: [0, 0]), 0
+    for metric, table in tables.items():
+        compared = [(label, abs(_ours(c) - c["published"]) <= suite.tolerance + 1e-9, runs[task, label] < wanted[label])
+                    for task, row in table.items() for label, c in row.items()
+                    if _ours(c) is not None and c["published"] is not None]
+        if not compared:
+            continue
+        by_table[metric] = (sum(match for _, match, _ in compared), len(compared))
+        for label, match, short in compared:
+            by_column[label][0] += match
+            by_column[label][1] += 1
+            provisional += short
+    if not by_table:
+        return f"\nWithin {suite.tolerance:g} of the paper: no cell has both numbers yet.\n"
+    matched, measured = (sum(n for n, _ in by_table.values()), sum(m for _, m in by_table.values()))
+    return (f"\nWithin {suite.tolerance:g} of the paper: **{matched} of the {measured} cells** that have both numbers "
+            f"(by metric: {'; '.join(f'{metric} {n} of {m}' for metric, (n, m) in by_table.items())}; by column: "
+            f"{'; '.join(f'{label} {n} of {m}' for label, (n, m) in by_column.items())}); {provisional} of the "
+            f"{measured} rest on fewer runs than the grid and the seeds make (provisional).\n")
 
 
 RANGES = ((1, 10), (11, 19), (20, 29), (30, 39), (40, 49), (50, 60))
@@ -188,6 +226,7 @@ def write_report(suite: Suite, results: list[dict], out: Path, profile: str = "f
     for metric, published in suite.more_metrics:
         extra[metric] = aggregate(suite, results, metric, published)
         text += f"\nmetric: {metric}\n\n" + markdown(suite, extra[metric], metric)
+    text += matches(suite, {suite.metric: table, **extra}, results, profile)
     if suite.curves:
         curve_table = extra["curves"] = curves(suite, results)
         text += "\nAccuracy against n (mean over seeds):\n\n" + curves_markdown(curve_table)
