@@ -226,9 +226,10 @@ CONTINUED_MINUTES = 30.0
 # (docs/deque.md), and the paper restarted its runs until they learnt (Appendix B), so the selection rule keeps one of
 # the two as it keeps one of the rates. Each start is a run of its own here (one restart, the suite's rule choosing),
 # where the deque's own training probes both starts in one run, each at its own rate (`stackparse.models.neural_stack`);
-# here the rate is the grid's, or the task's where a profile has no grid.
+# here the rate is the grid's, or the task's where a profile has no grid, and the patience the task's, as every
+# column's (the deque's own is longer: `stackparse.models.neural_stack.PATIENCE`).
 ONE_START = {"restarts": 1, "keep": "validation", "probe_epochs": 0,
-             "lr": TransductionTask.default_training["train"]["lr"]}
+             **{name: TransductionTask.default_training["train"][name] for name in ("lr", "patience")}}
 TRANSDUCTION_COLUMNS = (*(Column(f"deep-lstm-{k}", "deep-lstm", {"layers": k}) for k in (1, 2, 4, 8)),
                         *(Column(m, m) for m in ("neural-stack", "neural-queue")),
                         Column("neural-deque", "neural-deque", train_settings=ONE_START,
