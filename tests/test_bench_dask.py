@@ -167,6 +167,10 @@ def test_profiles_set_seeds_and_training(tmp_path):
     assert len(medium) == 80 and all(j.train_settings == {**(suites.ONE_START if j.label == "neural-deque" else {}),
                                                           "max_minutes": 3.0} for j in medium)
     assert {j.point["lr"] for j in medium} == {5e-3, 1e-3}
+    from stackparse.benchmarks.runner import job_settings          # the deque's column: the task's recipe, one start
+    deque, stack = (job_settings(next(j for j in medium if j.label == label)).train
+                    for label in ("neural-deque", "neural-stack"))
+    assert (deque.restarts, deque.patience, deque.lr) == (1, stack.patience, stack.lr)
     with pytest.raises(UserError, match="no profile 'medium'"):
         suites.get_suite("mali-table3").profile("medium")
 

@@ -225,6 +225,8 @@ def test_the_deque_trains_both_its_starts_and_goes_on_with_the_one_of_lower_trai
     from stackparse.experiments.sequence import SequenceExperiment, load
     defaults = SequenceExperiment.defaults("copy", "neural-deque")
     assert (defaults.train.restarts, defaults.train.keep, defaults.train.probe_epochs > 0) == (2, "train_loss", True)
+    task_patience = SequenceExperiment.defaults("copy", "neural-stack").train.patience
+    assert defaults.train.patience > task_patience        # to convergence: docs/deque.md, seventh part
     settings = with_changes(defaults, {"hidden": 4, "memory_size": 3, "embedding": 3, "epochs": 2, "probe_epochs": 1,
                                        "epoch_size": 4, "validation_size": 2, "test_n": (65, 65)})
     experiment = SequenceExperiment(settings)

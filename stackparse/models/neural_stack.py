@@ -28,8 +28,8 @@ Choices the paper leaves open, and why:
   (docs/deque.md). The paper keeps, of several runs over its grid of rates, the model of lowest average training
   perplexity (§5), and restarted its runs until the memory was used (Appendix B); the deque's own training does both
   in small: two restarts, one per start, each trained `probe_epochs` epochs, then the one of lower training loss
-  (`keep` train_loss) trained on to convergence (`default_training`: until 50 epochs bring no better validation
-  entropy, `PATIENCE`). Each start's rate is the one of the paper's grid
+  (`keep` train_loss) trained on to convergence (`default_training`: until `PATIENCE` epochs bring no better
+  validation entropy, a longer wait than the task's). Each start's rate is the one of the paper's grid
   that measured best for the tasks that start learns (docs/deque.md, seventh part: the queue's start learns gender at
   5e-4 with each seed tried and at 1e-3 with none fully; the stack-like start learns reversal at 1e-3 and had not at
   5e-4 after 71 epochs). `--restarts 1` trains the start given alone (a start's settings replace those given); the
@@ -153,7 +153,7 @@ class DeepLSTM(Memoryless, SequenceModel):
 
 
 PATIENCE = 50
-"""Epochs without a better validation entropy that stop the deque's own training (the transduction tasks' is 20): the
+"""Epochs without a better validation entropy that stop the deque's own training (longer than the transduction tasks'): the
 paper trains "an unbounded number of steps" and reports results "at convergence"; the queue's start on SVO→SOV swings
 for tens of epochs on the training lengths before its validation entropy falls again, and 20 stopped a run of it
 short of convergence (docs/deque.md, seventh part)."""
