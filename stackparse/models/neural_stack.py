@@ -153,10 +153,10 @@ class DeepLSTM(Memoryless, SequenceModel):
 
 
 PATIENCE = 50
-"""Epochs without a better validation entropy that stop the deque's own training (longer than the transduction tasks'): the
-paper trains "an unbounded number of steps" and reports results "at convergence"; the queue's start on SVO→SOV swings
-for tens of epochs on the training lengths before its validation entropy falls again, and 20 stopped a run of it
-short of convergence (docs/deque.md, seventh part)."""
+"""Epochs without a better validation entropy that stop the deque's own training (longer than the transduction
+tasks'): the paper trains "an unbounded number of steps" and reports results "at convergence"; the queue's start on
+SVO→SOV swings for tens of epochs on the training lengths before its validation entropy falls again, and the tasks'
+patience stopped a run of it short of convergence (docs/deque.md, seventh part)."""
 PROBE_EPOCHS = 40
 """Epochs (of 100 batches, the transduction tasks') each of the deque's starts trains before the one of lower training
 loss goes on: past the epoch where its runs that learnt reversal (stack-like start) or copy (the queue's) had learnt
