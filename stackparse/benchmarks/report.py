@@ -164,7 +164,14 @@ def matches(suite: Suite, tables: dict, results: list[dict], profile: str) -> st
     if not by_table:
         return f"\nWithin {suite.tolerance:g} of the paper: no cell has both numbers yet.\n"
     matched, measured = (sum(n for n, _ in by_table.values()), sum(m for _, m in by_table.values()))
-    return (f"\nWithin {suite.tolerance:g} of the paper: **{matched} of the {measured} cells** that have both numbers "
+    counted = ""   # the cells of the columns an issue counts, out of all the paper prints for them
+    if suite.counted:
+        n, m = (sum(by_column[label][i] for label in suite.counted if label in by_column) for i in (0, 1))
+        cells = sum(published.get(task, {}).get(label) is not None for published in suite.all_published
+                    for task in suite.tasks for label in suite.counted)
+        counted = (f"; of the {len(suite.counted)} rows counted ({', '.join(suite.counted)}): **{n} of the {m} "
+                   f"measured** of their {cells} cells ({cells - m} not measured yet)")
+    return (f"\nWithin {suite.tolerance:g} of the paper: **{matched} of the {measured} cells** that have both numbers{counted} "
             f"(by metric: {'; '.join(f'{metric} {n} of {m}' for metric, (n, m) in by_table.items())}; by column: "
             f"{'; '.join(f'{label} {n} of {m}' for label, (n, m) in by_column.items())}); {provisional} of the "
             f"{measured} rest on fewer runs than the grid and the seeds make (provisional).\n")

@@ -133,6 +133,14 @@ class Suite:
     tolerance: float | None = None
     """The largest difference from the paper's number that the report counts as a match (an issue's criterion: 0.05
     of Table 3's accuracies, 2 points of Table 4's errors); None: the report counts none."""
+    counted: tuple[str, ...] = ()
+    """The column labels an issue's criterion counts (Table 3's four rows of the acceptance: the 2-layer LSTM, the
+    stack, the queue, the deque); the report counts their cells apart, out of rows × tasks × metrics. (): none apart."""
+
+    @property
+    def all_published(self) -> tuple[dict, ...]:
+        """The paper's numbers of every table the report writes (task -> column label -> number), the main first."""
+        return (self.published, *(published for _, published in self.more_metrics))
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -514,7 +522,8 @@ SUITES = {s.name: s for s in [
                         ("validation.val_accuracy", grefenstette_table3("train coarse")),
                         ("validation.val_fine_accuracy", grefenstette_table3("train fine")),
                         ("validation.train_loss", {}), ("validation.train_chars_per_s", {})),
-          grid={"lr": RATES}, select="validation.train_loss", profiles=TRANSDUCTION_PROFILES, tolerance=0.05),
+          grid={"lr": RATES}, select="validation.train_loss", profiles=TRANSDUCTION_PROFILES, tolerance=0.05,
+          counted=("deep-lstm-2", "neural-stack", "neural-queue", "neural-deque")),
     # The parser's main job: training (the default `train-parser`, or one epoch), then test accuracy and
     # parsing speed (`test-parser`'s figures); the task is the treebank's `corpus get` name.
     Suite("parser",
