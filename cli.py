@@ -340,7 +340,9 @@ def program(grammar, order, strength, binary_scale, out):
               help="run only the tasks whose name contains TEXT (e.g. \"random\"); the report shows every run "
                    "finished in --out")
 @click.option("--quiet", is_flag=True, help="no progress bar (the summary and the report only)")
-def bench(suite, profile, seeds, workers, scheduler, out, columns, tasks, quiet):
+@click.option("--plan", is_flag=True, help="run nothing: say what is left to run in --out (runs finished, begun, "
+              "not begun; kept runs to continue) and the training time it takes at most, from each run's budget")
+def bench(suite, profile, seeds, workers, scheduler, out, columns, tasks, quiet, plan):
     """Run benchmark SUITE over several seeds on Dask, then write its report (report.md, report.json,
     plots).
 
@@ -363,8 +365,17 @@ def bench(suite, profile, seeds, workers, scheduler, out, columns, tasks, quiet)
     lm-treebank (full profile only, except counting, memorization, addition, transduction, parser,
     smoke).
     """
-    from stackparse.benchmarks.runner import run_benchmark
+    from stackparse.benchmarks.runner import plan_benchmark, run_benchmark
+    from stackparse.training.trainer import duration
     out = out or Path("runs") / (f"bench-{suite}" if profile == "full" else f"bench-{suite}-{profile}")
+    if plan:
+        left = plan_benchmark(suite, out, profile, seeds, columns, tasks)
+        unbudgeted = f"; {left.unbudgeted} runs without a time budget not counted" if left.unbudgeted else ""
+        click.echo(f"{suite}, profile {profile}, in {out}: {left.finished} runs finished, {left.begun} begun (they "
+                   f"continue from their checkpoints), {left.waiting} not begun, {left.continuations} kept runs to "
+                   f"continue; at most {duration(60 * left.minutes)} of training left, "
+                   f"{duration(60 * left.minutes / workers)} on {workers} worker{'s' * (workers > 1)}{unbudgeted}")
+        return
     _on_interrupt(lambda: f"the finished runs are kept in {out}; the same command runs the others")
     start = time.perf_counter()
     done = run_benchmark(suite, out, profile, seeds, workers, scheduler, progress=not quiet, columns=columns,

@@ -153,3 +153,31 @@ def test_every_suite_job_is_a_valid_experiment(name):
     from stackparse.benchmarks.runner import job_settings as experiment_config
     for job in suites.get_suite(name).jobs(1):
         experiment_config(job).validate()
+
+
+def test_the_plan_counts_the_runs_left_and_their_training_time_at_most(tmp_path):
+    """`bench --plan`, for a suite that resumes across sittings: what is left, from each run's budget (10 minutes a
+    run of the full profile, 30 for the kept one), less what a begun run's log says it has trained."""
+    from stackparse.benchmarks.runner import plan_benchmark
+    jobs = suites.get_suite("transduction").only("neural-stack", "copy").jobs(1, "full")
+    (tmp_path / jobs[0].key).mkdir(parents=True)
+    (tmp_path / jobs[0].key / "result.json").write_text("{}")
+    (tmp_path / jobs[1].key).mkdir()
+    (tmp_path / jobs[1].key / "log.jsonl").write_text('{"epoch": 1, "epoch_seconds": 90}\n'
+                                                      '{"epoch": 2, "epoch_seconds": 30}\n')
+    plan = plan_benchmark("transduction", tmp_path, "full", columns="neural-stack", tasks="copy")
+    assert (plan.finished, plan.begun, plan.waiting, plan.continuations) == (1, 1, 3, 1)
+    assert plan.minutes == pytest.approx(8 + 3 * 10 + 20)
+    output = CliRunner().invoke(cli.main, ["bench", "transduction", "--out", str(tmp_path), "--plan", "--columns",
+                                           "neural-stack", "--tasks", "copy", "--workers", "2"]).output
+    assert "1 runs finished, 1 begun" in output and "at most 58m00s of training left, 29m00s on 2 workers" in output
+    assert not (tmp_path / jobs[2].key).exists()                            # nothing run
+    # every run finished and the kept one continued already: nothing left
+    for job, loss in zip(jobs, (0.3, 0.1, 0.2, 0.4, 0.5)):
+        settings = {**job.train_settings, "max_minutes": 30.0} if loss == 0.1 else job.train_settings
+        (tmp_path / job.key).mkdir(exist_ok=True)
+        record = {"job": {**dataclasses.asdict(job), "train_settings": settings},
+                  "metrics": {"validation": {"train_loss": loss}}}
+        (tmp_path / job.key / "result.json").write_text(json.dumps(record))
+    plan = plan_benchmark("transduction", tmp_path, "full", columns="neural-stack", tasks="copy")
+    assert (plan.finished, plan.begun, plan.waiting, plan.continuations, plan.minutes) == (5, 0, 0, 0, 0.0)

@@ -171,10 +171,11 @@ def matches(suite: Suite, tables: dict, results: list[dict], profile: str) -> st
                     for task in suite.tasks for label in suite.counted)
         counted = (f"; of the {len(suite.counted)} rows counted ({', '.join(suite.counted)}): **{n} of the {m} "
                    f"measured** of their {cells} cells ({cells - m} not measured yet)")
-    return (f"\nWithin {suite.tolerance:g} of the paper: **{matched} of the {measured} cells** that have both numbers{counted} "
-            f"(by metric: {'; '.join(f'{metric} {n} of {m}' for metric, (n, m) in by_table.items())}; by column: "
-            f"{'; '.join(f'{label} {n} of {m}' for label, (n, m) in by_column.items())}); {provisional} of the "
-            f"{measured} rest on fewer runs than the grid and the seeds make (provisional).\n")
+    metrics = "; ".join(f"{metric} {n} of {m}" for metric, (n, m) in by_table.items())
+    columns = "; ".join(f"{label} {n} of {m}" for label, (n, m) in by_column.items())
+    return (f"\nWithin {suite.tolerance:g} of the paper: **{matched} of the {measured} cells** that have both "
+            f"numbers{counted} (by metric: {metrics}; by column: {columns}); {provisional} of the {measured} rest on "
+            f"fewer runs than the grid and the seeds make (provisional).\n")
 
 
 RANGES = ((1, 10), (11, 19), (20, 29), (30, 39), (40, 49), (50, 60))

@@ -148,20 +148,7 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
     before continues from its last checkpoint. `progress`: a bar of the runs, with each running job's
     last finished epoch. `columns`: only the columns whose label contains it, `tasks`: only the tasks whose name
     contains it (a choice that leaves no job is refused)."""
-    out = Path(out)
-    parts = suite_parts(name)
-    _claim(out, name, profile, seeds or parts[0].profile(profile).seeds)
-    jobs, cells = [], {}    # cells: (directory, task, column) -> its suite part and jobs, for the continuations
-    for suite in parts:
-        part_out = out if len(parts) == 1 else out / suite.name
-        n = seeds or suite.profile(profile).seeds
-        _claim(part_out, suite.name, profile, n)
-        d = part_out.resolve()                          # absolute: workers may start elsewhere
-        for job in suite.only(columns, tasks).jobs(n, profile):
-            jobs.append((job, d))
-            cells.setdefault((d, job.task, job.label), (suite, []))[1].append((job, d))
-    if not jobs:
-        raise UserError(f"no job of {name} has {columns!r} in its column's label and {tasks!r} in its task")
+    jobs, cells = _suite_jobs(name, Path(out), profile, seeds, columns, tasks, claim=True)
     todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]
 
     def follow(job: Job, d: Path) -> list[tuple[Job, Path]]:
@@ -174,6 +161,93 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
     failed, continued = _execute(todo, due, len(jobs), name, workers, scheduler, progress, follow) \
         if todo or due else (0, 0)
     return Outcome(len(jobs), len(jobs) - len(todo), len(todo), failed, continued)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What `run_benchmark` has left to do in a results directory, run nothing: runs finished, begun (a checkpoint
+    they continue from), not begun, and the kept runs' continuations still to come (one per task and column whose
+    kept run is not a continued one yet); `minutes`: the training time all of that takes at most, one run at a
+    time, from each run's time budget (its restarts' `max_minutes`, less what its log says it has trained),
+    `unbudgeted` the runs without a budget, which it leaves out."""
+    finished: int
+    begun: int
+    waiting: int
+    continuations: int
+    minutes: float
+    unbudgeted: int
+
+
+def plan_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int | None = None, columns: str = "",
+                   tasks: str = "") -> Plan:
+    """`run_benchmark`'s work left in `out` (its arguments' meaning), for a suite that resumes across sittings."""
+    jobs, cells = _suite_jobs(name, Path(out), profile, seeds, columns, tasks, claim=False)
+    counts, minutes, unbudgeted = {"finished": 0, "begun": 0, "waiting": 0}, 0.0, 0
+    for job, d in jobs:
+        run_dir = d / job.key
+        if (run_dir / "result.json").is_file():
+            counts["finished"] += 1
+            continue
+        begun = (run_dir / "log.jsonl").is_file()
+        counts["begun" if begun else "waiting"] += 1
+        budget = _budget(job)
+        if budget is None:
+            unbudgeted += 1
+        else:
+            minutes += max(budget - (_trained_seconds(run_dir / "log.jsonl") / 60 if begun else 0.0), 0.0)
+    again = 0
+    for suite, cell in cells.values():
+        continued = suite.profile(profile).continued
+        if not continued or not suite.select:
+            continue
+        records = [json.loads((d / job.key / "result.json").read_text()) for job, d in cell
+                   if (d / job.key / "result.json").is_file()]
+        if len(records) == len(cell) and not continuations(suite, suite.profile(profile), cell):
+            continue                                            # its kept run is a continued one already
+        again += 1
+        longer, shorter = _budget(cell[0][0], continued), _budget(cell[0][0])
+        if longer is None or shorter is None:
+            unbudgeted += 1
+        else:
+            minutes += longer - shorter
+    return Plan(**counts, continuations=again, minutes=minutes, unbudgeted=unbudgeted)
+
+
+def _budget(job: Job, changes: dict | None = None) -> float | None:
+    """A job's time budget in minutes (its `max_minutes` for each restart), under `changes` of its train settings;
+    None where it has none."""
+    if changes:
+        job = dataclasses.replace(job, train_settings={**job.train_settings, **changes})
+    train = getattr(job_settings(job), "train", None)
+    if train is None or not getattr(train, "max_minutes", 0):
+        return None
+    return train.max_minutes * max(getattr(train, "restarts", 1), 1)
+
+
+def _trained_seconds(log: Path) -> float:
+    """The seconds of training a run's log.jsonl records (its epochs' durations)."""
+    return sum(json.loads(line).get("epoch_seconds", 0.0) for line in log.read_text().splitlines() if line.strip())
+
+
+def _suite_jobs(name: str, out: Path, profile: str, seeds: int | None, columns: str, tasks: str,
+                claim: bool) -> tuple[list[tuple[Job, Path]], dict]:
+    """Suite `name`'s jobs, each with its results directory (a composite's part has its own under `out`), and its
+    cells: (directory, task, column label) -> (suite part, its jobs), over which the continuations are chosen.
+    `claim`: write each directory's suite.json (`_claim`); else only refuse a directory of another suite's."""
+    parts = suite_parts(name)
+    _claim(out, name, profile, seeds or parts[0].profile(profile).seeds, claim)
+    jobs, cells = [], {}
+    for suite in parts:
+        part_out = out if len(parts) == 1 else out / suite.name
+        n = seeds or suite.profile(profile).seeds
+        _claim(part_out, suite.name, profile, n, claim)
+        d = part_out.resolve()                          # absolute: workers may start elsewhere
+        for job in suite.only(columns, tasks).jobs(n, profile):
+            jobs.append((job, d))
+            cells.setdefault((d, job.task, job.label), (suite, []))[1].append((job, d))
+    if not jobs:
+        raise UserError(f"no job of {name} has {columns!r} in its column's label and {tasks!r} in its task")
+    return jobs, cells
 
 
 def continuations(suite, profile, jobs: list[tuple[Job, Path]]) -> list[tuple[Job, Path]]:
@@ -200,16 +274,17 @@ def continuations(suite, profile, jobs: list[tuple[Job, Path]]) -> list[tuple[Jo
     return again
 
 
-def _claim(out: Path, suite: str, profile: str, seeds: int) -> None:
-    """Write out/suite.json, refusing a directory that holds another suite's or profile's runs (their
-    result files would count as this one's)."""
+def _claim(out: Path, suite: str, profile: str, seeds: int, write: bool = True) -> None:
+    """Write out/suite.json (unless not `write`), refusing a directory that holds another suite's or profile's runs
+    (their result files would count as this one's)."""
     path = out / "suite.json"
     if path.is_file():
         held = json.loads(path.read_text())
         if (held["suite"], held.get("profile", "full")) != (suite, profile):
             raise UserError(f"{out} holds the runs of suite {held['suite']!r}, profile "
                             f"{held.get('profile', 'full')!r}: give another --out")
-    write_json(path, {"suite": suite, "profile": profile, "seeds": seeds})
+    if write:
+        write_json(path, {"suite": suite, "profile": profile, "seeds": seeds})
 
 
 def _execute(todo: list[tuple[Job, Path]], due: list[tuple[Job, Path]], total: int, desc: str, workers: int,

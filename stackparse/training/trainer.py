@@ -409,7 +409,7 @@ class Trainer:
                 shown = {"loss": f"{total_loss / max(total_units, 1):.4f}",
                          "rate": f"{total_units / max(now - start, 1e-9):.0f} {objective.unit}/s"}
                 if time_left is not None and hasattr(batches, "__len__"):
-                    shown["run left"] = _duration(time_left(done / len(batches), now - start))
+                    shown["run left"] = duration(time_left(done / len(batches), now - start))
                 bar.set_postfix(shown)
                 if lines and now - last_line >= PROGRESS_EVERY:
                     print(f"{desc}: {done}/{getattr(batches, '__len__', lambda: '?')()} batches, "
@@ -508,7 +508,7 @@ def _update(optimizer: dy.Trainer, clip: ElementClip | None) -> None:
         raise Diverged(f"the gradient's norm is {str(error).rsplit(' ', 1)[-1]}") from None
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     """1h05m, 12m30s or 45s."""
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes // 60}h{minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
