@@ -275,3 +275,17 @@ def test_speed_by_gradient_algorithm():
                   "--seconds", "1", "--grad", "bptt,uoro")
     assert "| bptt | 4 | 1 |" in out and "| uoro | 4 | 1 |" in out          # the task's refinement, K = 4
     assert "--grad must be one of" in cli_run("speed", "--grad", "sgd", ok=False)
+
+
+def test_a_grammar_examples_step_targets_are_its_prefixes_acceptance_and_eq_15_reads_the_label_or_them():
+    """Each step's target says whether the prefix read so far is in the language (the last: the string's label);
+    `score_every_step` scores every step by the label (eq. 15 as printed) or by its own target (`step_targets`)."""
+    from stackparse.training.sequence import every_step
+    task = get_task("pda-anbn")
+    example = task.example("abab", False)
+    assert example.targets == (0, 1, 0, 0) and example.scored == (False, False, False, True)
+    assert get_task("pda-anbn-end").example("ab", True).targets == (0, 0, 1)       # accepted once "$" is read
+    assert every_step(example, "label") == Example(example.inputs, (0, 0, 0, 0), (True,) * 4, 4)
+    assert every_step(example, "own") == Example(example.inputs, (0, 1, 0, 0), (True,) * 4, 4)
+    with pytest.raises(ValueError, match="labelled True"):
+        task.example("abab", True)

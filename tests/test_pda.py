@@ -90,6 +90,18 @@ def test_runner_agrees_with_the_definition_on_every_short_string(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_every_prefix_is_answered_in_one_pass_as_the_runner_answers_it(name, samplers):
+    """`prefixes_accepted`: the step targets of `--step-targets own` (whether the prefix read so far is in the
+    language), the empty prefix first."""
+    from stackparse.grammars import prefixes_accepted
+    recognizer, _, _, _ = LANGUAGES[name]
+    pda, rng = shipped_pda(name), np.random.default_rng(5)
+    for s in [samplers[name].positive(rng, n) for n in samplers[name].lengths(1, 12)]:
+        assert prefixes_accepted(pda, s) == tuple(recognizer(s[:t]) for t in range(len(s) + 1)), s
+    assert prefixes_accepted(shipped_pda("anbn"), "aabbb") == (False, False, False, False, True, False)
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_runner_agrees_on_random_strings_positives_and_near_misses(name, samplers):
     recognizer, alphabet, _, _ = LANGUAGES[name]
     sampler, rng = samplers[name], np.random.default_rng(3)

@@ -357,11 +357,15 @@ VARIANTS = (("paper", {}, {}, {}), ("state-read", {"readout": "state-read"}, {},
             ("binary at 1", {"binary_scale": 1.0}, {}, {}),
             ("last step", {}, {"score_every_step": False}, {}),
             ("last step, continuous", TRAINED_WEIGHTS, {"score_every_step": False}, {}),
+            ("prefix targets", {}, {"step_targets": "own"}, {}),
+            ("prefix targets, continuous", TRAINED_WEIGHTS, {"step_targets": "own"}, {}),
             ("norm clip, continuous", TRAINED_WEIGHTS, {}, {}),
             ("value clip, continuous", TRAINED_WEIGHTS, {}, {"clip_kind": "value"}))
 """(label, model settings, training settings, trainer settings) of `mali-variants`' columns. "last step": the loss on
 each string's last step only, where the paper's eq. 15 scores every step with the string's label (on the palindromes,
-every step's loss drives the state into all zeros within a few epochs: BENCHMARKS.md). "binary at 1": the paper's
+every step's loss drives the state into all zeros within a few epochs: BENCHMARKS.md). "prefix targets": every step
+scored, each by whether the prefix read so far is in the language, not by the string's label (eq. 17's y_t read as a
+target per step: `stackparse.tasks.grammar`). "binary at 1": the paper's
 binary/ternary weights at evaluation as printed, {0, 1} and {-1, 0, 1}, not of the inserted rules' size H = 8 (the
 model's `binary_scale`). "continuous": the trained weights at evaluation. "norm clip" and "value clip": the paper's
 "hard clipped to 13" read as the gradient's norm clipped (the recipe's default) and as each of its elements clipped to

@@ -134,14 +134,21 @@ def _closure(pda: PDA, configurations: set[tuple[str, str]], bound: int) -> set[
 def accepts(pda: PDA, string: str) -> bool:
     """Whether some run of `pda` reads all of `string` (one character per symbol; one outside Σ is
     rejected) and ends in an accepting state. The PDA may be nondeterministic and have ε-loops."""
+    return prefixes_accepted(pda, string)[-1]
+
+
+def prefixes_accepted(pda: PDA, string: str) -> tuple[bool, ...]:
+    """Whether `pda` accepts each prefix of `string`, the empty one first (len(string) + 1 answers), in one pass:
+    the configurations reachable after each symbol. The bound of the whole string's length holds for every prefix
+    (`stack_bound` grows with the length: a higher bound drops fewer configurations, never an accepting run)."""
     bound = stack_bound(pda, len(string))
     layer = _closure(pda, {(pda.start, pda.bottom)}, bound)
+    answers = [any(state in pda.accept for state, _ in layer)]
     for symbol in string:
         read = {c for configuration in layer for c in _successors(pda, configuration, symbol, bound)}
-        if not read:
-            return False
-        layer = _closure(pda, read, bound)
-    return any(state in pda.accept for state, _ in layer)
+        layer = _closure(pda, read, bound) if read else set()
+        answers.append(any(state in pda.accept for state, _ in layer))
+    return tuple(answers)
 
 
 # ---- the parser ----------------------------------------------------------------------------------

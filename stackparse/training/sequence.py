@@ -68,6 +68,7 @@ from stackparse.training.trainer import DONE, TrainConfig
 CURRICULUM = ("curriculum_start", "curriculum_step", "curriculum_every")
 INCREMENTAL = ("curriculum", "two-stage")
 BATCHING = ("mixed", "by-length")
+STEP_TARGETS = ("label", "own")
 SCHEDULE = "schedule.json"
 """Algorithm 1's record (which epochs ended converged on V), saved beside the parameters."""
 
@@ -85,6 +86,11 @@ class SequenceDataConfig:
     score_every_step: bool = setting(False, "training: every step's target counts in the loss (NSPDA eq. 15: a "
                                      "grammar task's label at each step), not only the scored ones; evaluation "
                                      "unchanged")
+    step_targets: str = setting("label", "with score_every_step, the target of each step: label (the example's "
+                                "last target at every step: a grammar string's label, NSPDA eq. 15 as printed) or "
+                                "own (the task's own target of the step: for a grammar task whether the prefix read "
+                                "so far is in the language, eq. 17's y_t read as a target per step)",
+                                choices=STEP_TARGETS)
     batching: str = setting("mixed", "how an epoch's streams make minibatches: mixed (in the order drawn, each "
                             "padded to its longest stream) or by-length (sorted by length, cut into minibatches, "
                             "taken in a random order: the same streams, little padding, so more characters per "
@@ -114,6 +120,13 @@ class SequenceTraining(GradientSettings, NoiseSettings, RuleInsertion, SequenceD
     def validate(self) -> None:
         GradientSettings.validate(self)          # check(self) over every field, and refinement's cross-check
         NoiseSettings.validate(self)             # the noise shares' order
+
+
+def every_step(example: Example, targets: str) -> Example:
+    """`example` with every step scored (NSPDA eq. 15), each step's target the example's last (`targets` "label":
+    a string's label at every step) or its own ("own")."""
+    chosen = (example.targets[-1],) * len(example) if targets == "label" else example.targets
+    return dataclasses.replace(example, targets=chosen, scored=(True,) * len(example))
 
 
 def curriculum_max_n(p: Protocol, epoch: int) -> int:
@@ -251,7 +264,7 @@ class SequenceObjective:
         (after its hooks' perturbation)."""
         self.model.training = True
         if self.data.score_every_step:
-            batch = [dataclasses.replace(e, scored=(True,) * len(e)) for e in batch]
+            batch = [every_step(e, self.data.step_targets) for e in batch]
         return self.method.losses(self.model, batch, self.rng)
 
     def validate(self) -> dict[str, float]:
