@@ -7,8 +7,9 @@ feedforward network with tied weights across K hidden layers", after Ororbia et 
     L(y, X, S) = sum_t sum_{k = 1..S(t)} D(y^_{t,k}, y)                                  (eq. 17)
     S = K (1 - H) + H                    H_t = 1 at a hinted step (`stackparse.training.rules`): one prediction
 
-With every step scored by the string's label (eq. 15, `score_every_step`) this is the paper's training loss; K = 1
-is the plain loss exactly. For a two-class task D is the negative log-softmax of the label (`masked_nll`).
+With every step scored by the string's label (eq. 15, `score_every_step`) this is the paper's training loss as
+printed (y with no subscript; the text's "the same target (y_t)" read as each prefix's own acceptance is
+`step_targets own`: `stackparse.tasks.grammar`); K = 1 is the plain loss exactly. For a two-class task D is the negative log-softmax of the label (`masked_nll`).
 
 What the text leaves open, and our reading:
 - What a refinement pass is. The state is "carried over these K steps", the input is the step's: the first S(t) - 1
