@@ -200,9 +200,8 @@ def plan_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int
         continued = suite.profile(profile).continued
         if not continued or not suite.select:
             continue
-        records = [json.loads((d / job.key / "result.json").read_text()) for job, d in cell
-                   if (d / job.key / "result.json").is_file()]
-        if len(records) == len(cell) and not continuations(suite, suite.profile(profile), cell):
+        finished = all((d / job.key / "result.json").is_file() for job, d in cell)
+        if finished and not continuations(suite, suite.profile(profile), cell):
             continue                                            # its kept run is a continued one already
         again += 1
         longer, shorter = _budget(cell[0][0], continued), _budget(cell[0][0])

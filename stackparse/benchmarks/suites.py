@@ -135,7 +135,8 @@ class Suite:
     of Table 3's accuracies, 2 points of Table 4's errors); None: the report counts none."""
     counted: tuple[str, ...] = ()
     """The column labels an issue's criterion counts (Table 3's four rows of the acceptance: the 2-layer LSTM, the
-    stack, the queue, the deque); the report counts their cells apart, out of rows × tasks × metrics. (): none apart."""
+    stack, the queue, the deque); the report counts their cells apart, out of all the paper prints for them. (): none
+    apart."""
 
     @property
     def all_published(self) -> tuple[dict, ...]:
