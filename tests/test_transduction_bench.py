@@ -172,6 +172,10 @@ def test_the_plan_counts_the_runs_left_and_their_training_time_at_most(tmp_path)
                                            "neural-stack", "--tasks", "copy", "--workers", "2"]).output
     assert "1 runs finished, 1 begun" in output and "at most 58m00s of training left, 29m00s on 2 workers" in output
     assert not (tmp_path / jobs[2].key).exists()                            # nothing run
+    # a begun run past its 10 minutes is a kept run being continued: what it trained beyond counts off the 20 more
+    (tmp_path / jobs[1].key / "log.jsonl").write_text('{"epoch": 1, "epoch_seconds": 900}\n')
+    assert plan_benchmark("transduction", tmp_path, "full", columns="neural-stack", tasks="copy").minutes == \
+        pytest.approx(3 * 10 + 15)
     # every run finished and the kept one continued already: nothing left
     for job, loss in zip(jobs, (0.3, 0.1, 0.2, 0.4, 0.5)):
         settings = {**job.train_settings, "max_minutes": 30.0} if loss == 0.1 else job.train_settings

@@ -21,7 +21,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections import deque
+from collections import defaultdict, deque
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -183,6 +183,7 @@ def plan_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int
     """`run_benchmark`'s work left in `out` (its arguments' meaning), for a suite that resumes across sittings."""
     jobs, cells = _suite_jobs(name, Path(out), profile, seeds, columns, tasks, claim=False)
     counts, minutes, unbudgeted = {"finished": 0, "begun": 0, "waiting": 0}, 0.0, 0
+    beyond = defaultdict(float)     # cell -> minutes a begun run trained past its budget: a continuation under way
     for job, d in jobs:
         run_dir = d / job.key
         if (run_dir / "result.json").is_file():
@@ -190,13 +191,14 @@ def plan_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int
             continue
         begun = (run_dir / "log.jsonl").is_file()
         counts["begun" if begun else "waiting"] += 1
-        budget = _budget(job)
+        budget, trained = _budget(job), _trained_seconds(run_dir / "log.jsonl") / 60 if begun else 0.0
         if budget is None:
             unbudgeted += 1
         else:
-            minutes += max(budget - (_trained_seconds(run_dir / "log.jsonl") / 60 if begun else 0.0), 0.0)
+            minutes += max(budget - trained, 0.0)
+            beyond[d, job.task, job.label] += max(trained - budget, 0.0)
     again = 0
-    for suite, cell in cells.values():
+    for (d, task, label), (suite, cell) in cells.items():
         continued = suite.profile(profile).continued
         if not continued or not suite.select:
             continue
@@ -208,7 +210,7 @@ def plan_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int
         if longer is None or shorter is None:
             unbudgeted += 1
         else:
-            minutes += longer - shorter
+            minutes += max(longer - shorter - beyond[d, task, label], 0.0)
     return Plan(**counts, continuations=again, minutes=minutes, unbudgeted=unbudgeted)
 
 
