@@ -168,8 +168,9 @@ class Plan:
     """What `run_benchmark` has left to do in a results directory, run nothing: runs finished, begun (a checkpoint
     they continue from), not begun, and the kept runs' continuations still to come (one per task and column whose
     kept run is not a continued one yet); `minutes`: the training time all of that takes at most, one run at a
-    time, from each run's time budget (its restarts' `max_minutes`, less what its log says it has trained),
-    `unbudgeted` the runs without a budget, which it leaves out."""
+    time, from each run's time budget (its restarts' `max_minutes`, less what its log says it has trained; a kept run
+    under continuation, past its budget, counts the excess off its cell's continuation), `unbudgeted` the runs
+    without a budget, which it leaves out."""
     finished: int
     begun: int
     waiting: int
