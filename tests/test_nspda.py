@@ -11,7 +11,7 @@ import pytest
 from stackparse.config import from_dict
 from stackparse.errors import UserError
 from stackparse.evaluation.sequence import evaluate_splits, score_examples
-from stackparse.grammars import Split, accepts, parse_pda, shipped_names, shipped_pda, split_of
+from stackparse.grammars import Split, accepts, parse_pda, prefixes_accepted, shipped_names, shipped_pda, split_of
 from stackparse.grammars.realtime import realtime
 from stackparse.memories.discrete_stack import EMPTY, Action, DiscreteStack, Signals, update
 from stackparse.models import get_model_class
@@ -205,7 +205,8 @@ def test_end_marked_tasks_read_the_same_strings_with_a_marker_and_program_exactl
     assert marked.name == f"pda-{grammar}-end" and marked.symbols == plain.symbols + ("$",)
     for a, b in zip(plain.split("validation"), marked.split("validation")):
         assert b.inputs == a.inputs + (marked.symbols.index("$"),) and b.n == a.n
-        assert b.targets == a.targets + a.targets[-1:] and b.scored == (False,) * len(a.inputs) + (True,)
+        # each step's target is its prefix's acceptance: the marked PDA accepts nothing before "$"
+        assert b.targets == (0,) * len(a.inputs) + a.targets[-1:] and b.scored == (False,) * len(a.inputs) + (True,)
     for s, _ in split_of(plain.pda, 0, "validation", SMALL)[:20]:
         assert accepts(marked.pda, s + "$") == accepts(plain.pda, s)
         assert not accepts(marked.pda, s) and not accepts(marked.pda, "$" + s + "$")
@@ -260,8 +261,11 @@ def test_noise_perturbs_the_stated_share_of_submatrices_and_is_removed(share, rn
 def test_grammar_tasks_are_registered_and_score_the_last_symbol():
     task = get_task("pda-dyck2")
     assert task.kind == "grammar" and task.outputs == ("reject", "accept")
-    example = small_task("anbn").split("validation")[0]
-    assert example.scored[-1] and not any(example.scored[:-1]) and len(set(example.targets)) == 1
+    anbn = small_task("anbn")
+    example = anbn.split("validation")[0]
+    assert example.scored[-1] and not any(example.scored[:-1])
+    string = "".join(anbn.symbols[i] for i in example.inputs)      # each step's target: its prefix's acceptance
+    assert example.targets == tuple(int(accepted) for accepted in prefixes_accepted(anbn.pda, string)[1:])
 
 
 def test_training_nspda2_with_rule_insertion_beats_chance(tmp_path):
