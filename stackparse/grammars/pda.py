@@ -146,7 +146,9 @@ def prefixes_accepted(pda: PDA, string: str) -> tuple[bool, ...]:
     answers = [any(state in pda.accept for state, _ in layer)]
     for symbol in string:
         read = {c for configuration in layer for c in _successors(pda, configuration, symbol, bound)}
-        layer = _closure(pda, read, bound) if read else set()
+        if not read:                                # no run goes on: no longer prefix is accepted
+            return tuple(answers) + (False,) * (len(string) + 1 - len(answers))
+        layer = _closure(pda, read, bound)
         answers.append(any(state in pda.accept for state, _ in layer))
     return tuple(answers)
 
