@@ -70,6 +70,11 @@ class PDA:
             found.setdefault((t.state, t.symbol, t.top), []).append((t.target, t.push[::-1]))
         return {key: tuple(value) for key, value in found.items()}
 
+    @cached_property
+    def epsilon_states(self) -> frozenset[str]:
+        """The states with a move that reads nothing (a configuration in no other state has no ε-successor)."""
+        return frozenset(t.state for t in self.transitions if t.symbol == "")
+
 
 END_MARKER = "$"
 
@@ -111,7 +116,7 @@ def stack_bound(pda: PDA, n: int) -> int:
 def _successors(pda: PDA, configuration: tuple[str, str], symbol: str, bound: int):
     """The configurations one move reading `symbol` ("" for an ε-move) leads to, stacks up to `bound`."""
     state, stack = configuration
-    tops = {"", stack[-1:]}                      # a move may ignore the top, or pop it if there is one
+    tops = ("", stack[-1]) if stack else ("",)   # a move may ignore the top, or pop it if there is one
     for top in tops:
         below = stack[:len(stack) - len(top)]
         for target, pushed in pda.moves.get((state, symbol, top), ()):
@@ -148,7 +153,7 @@ def prefixes_accepted(pda: PDA, string: str) -> tuple[bool, ...]:
         read = {c for configuration in layer for c in _successors(pda, configuration, symbol, bound)}
         if not read:                                # no run goes on: no longer prefix is accepted
             return tuple(answers) + (False,) * (len(string) + 1 - len(answers))
-        layer = _closure(pda, read, bound)
+        layer = read if pda.epsilon_states.isdisjoint(state for state, _ in read) else _closure(pda, read, bound)
         answers.append(any(state in pda.accept for state, _ in layer))
     return tuple(answers)
 
