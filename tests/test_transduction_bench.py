@@ -11,7 +11,7 @@ import cli
 from stackparse.benchmarks import suites
 from stackparse.benchmarks.published import GREFENSTETTE_TABLE3, grefenstette_table3
 from stackparse.benchmarks.report import aggregate, kept, markdown
-from stackparse.benchmarks.runner import job_settings
+from stackparse.benchmarks.runner import SHORTER, job_settings
 from stackparse.models import get_model_class
 from stackparse.training.trainer import TrainConfig
 
@@ -19,7 +19,9 @@ from stackparse.training.trainer import TrainConfig
 def test_every_column_and_task_of_the_suite_has_the_papers_numbers():
     suite = suites.get_suite("transduction")
     assert set(suite.tasks) == set(GREFENSTETTE_TABLE3)
-    for published in [suite.published, *(p for m, p in suite.more_metrics if p)]:
+    printed = [published for published in suite.all_published if published]     # not the unpublished metrics'
+    assert len(printed) == 4                                # test and validation (train), coarse and fine
+    for published in printed:
         assert all(set(published[task]) == set(suite.labels) for task in suite.tasks)
     assert grefenstette_table3("test fine")["bigram-flip"]["neural-queue"] == 0.98
     assert grefenstette_table3("train coarse")["copy"]["deep-lstm-4"] == 0.98       # the best LSTM on copy (Fig. 2a)
@@ -81,6 +83,16 @@ def test_the_kept_run_of_each_cell_is_continued_under_the_profiles_settings_as_s
     assert continued <= min(logs[key][0]["ended"] for key in runs if key.startswith("reversal"))
     again, _ = bench()
     assert "4 runs: 4 finished before, 0 run now (0 failed)" in again     # nothing is continued twice
+    # a bench stopped during a continuation, after it set the shorter run's record aside: the record counts again
+    # when the bench resumes, and the continued run replaces it
+    key = next(key for key, r in runs.items() if r["config"]["train"]["max_minutes"] == 60.0)
+    settings = {k: v for k, v in runs[key]["job"]["train_settings"].items() if k != "max_minutes"}
+    shorter = dict(runs[key], job={**runs[key]["job"], "train_settings": settings})
+    (tmp_path / key / "result.json").unlink()
+    (tmp_path / key / SHORTER).write_text(json.dumps(shorter))
+    resumed, after = bench()
+    assert "kept runs continued" in resumed and not (tmp_path / key / SHORTER).exists()
+    assert after[key]["config"]["train"]["max_minutes"] == 60.0
 
 
 def result(task, label, seed, lr, loss, accuracy):

@@ -4,8 +4,9 @@ The (task, column, grid point, seed) jobs are independent. They run on a local D
 one thread each (a DyNet process trains one model at a time), or on the existing cluster at `scheduler`. A finished job
 writes `DIR/KEY/result.json` (config, seed, metrics, wall time, package versions) by an atomic rename, so a killed
 worker never leaves half a result, and is never run again; a failing one writes `DIR/KEY/error.json`, the others go on,
-and it runs again next time. The workers write into DIR themselves: on a cluster, every worker must see it (a shared
-filesystem).
+and it runs again next time. A kept run continued under a profile's longer budget keeps its record aside until the
+continued run writes its own: a bench stopped meanwhile loses neither. The workers write into DIR themselves: on a
+cluster, every worker must see it (a shared filesystem).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from stackparse.errors import UserError
 from stackparse.experiments import MODULES, get_kind, run, with_changes
 
 VERSIONED = ("dyNET38", "numpy", "stackparse", "distributed")
+SHORTER = "result-before-continuation.json"     # a kept run's record while its continuation runs
 
 
 def run_job(job: Job, out: Path) -> dict:
@@ -77,6 +79,7 @@ def run_job_here(job: Job, out: Path) -> dict:
               "python": platform.python_version(), "versions": {p: _version(p) for p in VERSIONED}}
     write_json(run_dir / "result.json", result)
     (run_dir / "error.json").unlink(missing_ok=True)      # of an earlier, failed attempt
+    (run_dir / SHORTER).unlink(missing_ok=True)           # of the run this one continued
     return result
 
 
@@ -149,6 +152,9 @@ def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int 
     last finished epoch. `columns`: only the columns whose label contains it, `tasks`: only the tasks whose name
     contains it (a choice that leaves no job is refused)."""
     jobs, cells = _suite_jobs(name, Path(out), profile, seeds, columns, tasks, claim=True)
+    for job, d in jobs:     # a continuation stopped before its end: the shorter run's record counts again
+        if (d / job.key / SHORTER).is_file() and not (d / job.key / "result.json").is_file():
+            (d / job.key / SHORTER).replace(d / job.key / "result.json")
     todo = [(job, d) for job, d in jobs if not (d / job.key / "result.json").is_file()]
 
     def follow(job: Job, d: Path) -> list[tuple[Job, Path]]:
@@ -308,7 +314,8 @@ def _execute(todo: list[tuple[Job, Path]], due: list[tuple[Job, Path]], total: i
         def go_on(job: Job, d: Path) -> None:
             """Queue a kept run's continuation ahead of the jobs waiting."""
             nonlocal continued
-            (d / job.key / "result.json").unlink()   # the record of the shorter run: the continued run writes its own
+            # the record of the shorter run, set aside until the continued run writes its own (kept if it is stopped)
+            (d / job.key / "result.json").replace(d / job.key / SHORTER)
             continued += 1
             bar.total += 1
             waiting.appendleft((job, d))
