@@ -310,7 +310,7 @@ def test_the_report_counts_the_cells_within_the_suites_tolerance_and_the_provisi
             "3; by column: rnn 2 of 2; lstm 0 of 1); 2 of the 3 rest on fewer runs") in text
     assert "Within" not in write_report(dataclasses.replace(suite, tolerance=None), results, tmp_path)
     # The columns a criterion counts (Table 3's four rows) apart, out of all the cells the paper prints for them.
-    assert ("**2 of the 3 cells** that have both numbers; of the 1 rows counted (rnn): **2 of the 2 measured** of "
+    assert ("**2 of the 3 cells** that have both numbers; of the row counted (rnn): **2 of the 2 measured** of "
             "their 2 cells (0 not measured yet) (by metric") in \
         write_report(dataclasses.replace(suite, counted=("rnn",)), results, tmp_path)
 

@@ -169,7 +169,8 @@ def matches(suite: Suite, tables: dict, results: list[dict], profile: str) -> st
         n, m = (sum(by_column[label][i] for label in suite.counted if label in by_column) for i in (0, 1))
         cells = sum(published.get(task, {}).get(label) is not None for published in suite.all_published
                     for task in suite.tasks for label in suite.counted)
-        counted = (f"; of the {len(suite.counted)} rows counted ({', '.join(suite.counted)}): **{n} of the {m} "
+        rows = f"{len(suite.counted)} rows" if len(suite.counted) > 1 else "row"
+        counted = (f"; of the {rows} counted ({', '.join(suite.counted)}): **{n} of the {m} "
                    f"measured** of their {cells} cells ({cells - m} not measured yet)")
     metrics = "; ".join(f"{metric} {n} of {m}" for metric, (n, m) in by_table.items())
     columns = "; ".join(f"{label} {n} of {m}" for label, (n, m) in by_column.items())
