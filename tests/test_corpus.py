@@ -132,3 +132,37 @@ def test_english_ewt_from_the_shared_mirror(tmp_path):
     paths = get_corpus("en", tmp_path, mirror=SHARED_CORPORA, progress=False)
     assert [path.name for path in paths] == ["en.conllu", "en-dev.conllu", "en-test.conllu"]
     assert paths[1].read_bytes() == (SHARED_CORPORA / "en_ewt-ud-dev.conllu").read_bytes()
+
+
+def test_the_lexicon_is_built_from_its_pinned_wheel_into_vectors_the_parser_reads(tmp_path, monkeypatch):
+    """`corpus get en-lexicon`'s build (parsers.lexicon) on a wheel of tiny tables: one feature a column, as the
+    module docstring lists them."""
+    import gzip
+    import json
+    import zipfile
+
+    from parsers import lexicon
+    from parsers.model import read_vectors
+    tables = {"lemma_index": {"noun": ["cat", "run"], "verb": ["run"], "adj": [], "adv": []},
+              "lemma_exc": {"verb": {"ran": ["run"]}}, "lemma_rules": {"noun": [["s", ""]], "verb": [["ning", ""]]},
+              "lexeme_cluster": {"cats": 0b1101, "the": 2},              # paths 1011 and 01 (stored reversed)
+              "lexeme_prob": {"the": -3.0, "cats": -9.0, "Paris": -10.0, "paris": -15.0, "ran": -11.0, "a b": -5.0}}
+    wheel = tmp_path / "mirror" / corpus.LOOKUPS
+    wheel.parent.mkdir()
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, table in tables.items():
+            archive.writestr(f"spacy_lookups_data/data/en_{name}.json.gz", gzip.compress(json.dumps(table).encode()))
+    pinned = CORPORA["en-lexicon"]
+    files = (CorpusFile(corpus.LOOKUPS, corpus.LOOKUPS, sha256(wheel.read_bytes()), pinned.files[0].url),)
+    monkeypatch.setitem(CORPORA, "en-lexicon", Corpus(pinned.description, files, pinned.built, pinned.build))
+    paths = get_corpus("en-lexicon", tmp_path / "corpora", mirror=wheel.parent, progress=False)
+    assert paths[-1] == tmp_path / "corpora" / "en-lexicon.vec"
+    words, matrix = read_vectors(str(paths[-1]), 10)
+    assert words == ["the", "cats", "Paris", "ran", "paris"]          # likeliest first; "a b" cannot be a token
+    row = dict(zip(words, matrix.tolist()))
+    assert row["cats"][:8] == [0, 0, 0, 0, 1, 0, 0, 0]                # a noun's plural, by the rule
+    assert row["ran"][:8] == [0, 0, 0, 0, 0, 1, 0, 0]                 # a verb's form, by the exception
+    assert row["cats"][8:10] == pytest.approx([1.1, 1.1]) and row["Paris"][10] == 1.0   # capitalised: 5 nats likelier
+    assert row["cats"][11:15] == [1, -1, 1, 1] and row["the"][11:14] == [-1, 1, 0]
+    assert len(row["the"]) == 2 * len(lexicon.CLASSES) + 3 + lexicon.LEVELS
+    assert get_corpus("en-lexicon", tmp_path / "corpora", mirror=wheel.parent, progress=False) == paths   # once
