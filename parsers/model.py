@@ -293,9 +293,11 @@ class StackLSTMParser:
             words, matrix = pretrained
             self.pretrained_index = {w: i + 1 for i, w in enumerate(words)}      # 0: no vector
             init = np.vstack([np.zeros((1, matrix.shape[1]), dtype=np.float32), matrix])
-            self.pretrained = self.pc.add_lookup_parameters(init.shape, init=init, name="pretrained")
             # Fixed (§3.3): tuning would move only the training words' rows, away from the unseen words'
-            # rows they share a space with, which are the reason to have pretrained vectors at all.
+            # rows they share a space with, which are the reason to have pretrained vectors at all. So they live
+            # in a collection of their own, which no trainer sees and `save_parser` writes once, as an array.
+            self.fixed = dy.ParameterCollection()
+            self.pretrained = self.fixed.add_lookup_parameters(init.shape, init=init, name="pretrained")
             self.pretrained.set_updated(False)
             parts.append(matrix.shape[1])
         self.V = [self.pc.add_parameters((c.token_dim, p)) for p in parts]

@@ -21,8 +21,10 @@ from parsers.inference import Exploration, NumpyParser, draw_explorations, parse
 from parsers.model import ParserModelConfig, ParserTrainingConfig, StackLSTMParser
 from parsers.transitions import TransitionSystem, get_system
 from parsers.vocab import Vocab
-from stackparse.config import from_dict, to_dict, write_json
+from stackparse.config import atomic_write, from_dict, to_dict, write_json
 from stackparse.errors import UserError
+
+PRETRAINED = "pretrained.npy"
 
 
 class ParserObjective:
@@ -154,14 +156,23 @@ def draw_chunk(engine: NumpyParser, train: list[Sentence] | None, ahead: list[in
 
 
 def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: Path) -> None:
-    """A model directory: `params` (DyNet), `vocab.json`, `config.json` (the ParserModelConfig)."""
+    """A model directory: `params` (DyNet), `vocab.json`, `config.json` (the ParserModelConfig); with fixed pretrained
+    vectors, their words (`pretrained.json`) and matrix (`pretrained.npy`: binary, where DyNet's text format would
+    make `params` ten times larger and as many times slower to load)."""
     directory = Path(directory)
     pc.save(str(directory / "params"))
     model.vocab.save(directory / "vocab.json")
     write_json(directory / "config.json", to_dict(model.config))
     if model.pretrained_index:
         words = sorted(model.pretrained_index, key=model.pretrained_index.get)
+        matrix = model.pretrained.as_array()[1:].astype(np.float32)     # row 0: the zeros of words without one
+        atomic_write(directory / PRETRAINED, lambda tmp: _save_array(tmp, matrix))
         write_json(directory / "pretrained.json", {"words": words, "dim": model.pretrained.shape()[1]})
+
+
+def _save_array(path, array: np.ndarray) -> None:
+    with open(path, "wb") as f:
+        np.save(f, array)
 
 
 def load_parser(directory: str | Path) -> tuple[StackLSTMParser, dy.ParameterCollection]:
@@ -177,8 +188,11 @@ def load_parser(directory: str | Path) -> tuple[StackLSTMParser, dy.ParameterCol
         vocab = Vocab.load(directory / "vocab.json")
         pretrained = None
         if (directory / "pretrained.json").is_file():
-            saved = json.loads((directory / "pretrained.json").read_text())
-            pretrained = (saved["words"], np.zeros((len(saved["words"]), saved["dim"]), dtype=np.float32))
+            if not (directory / PRETRAINED).is_file():
+                raise UserError(f"{directory}: its pretrained vectors are not in {PRETRAINED} (a model saved before "
+                                "they moved out of `params`, 2026-11-29): train it again")
+            words = json.loads((directory / "pretrained.json").read_text())["words"]
+            pretrained = (words, np.load(directory / PRETRAINED).astype(np.float32))
         model, pc = build_parser(config, vocab, get_system(config.system, vocab.labels), pretrained)
         pc.populate(str(directory / "params"))
     except (ValueError, KeyError, TypeError, RuntimeError) as e:

@@ -97,6 +97,12 @@ def test_pretrained_vectors_are_used_saved_and_checked(tmp_path):
     assert parser.model.pretrained.as_array()[1:] == pytest.approx(np.array(given), abs=1e-6)    # fixed: not tuned
     again = Parser.load(tmp_path / "run")
     assert [s.heads for s in again.parse(train)] == [s.heads for s in parser.parse(train)]
+    # kept apart from the trained weights: in their own binary file, not in DyNet's text `params`
+    assert np.load(tmp_path / "run" / "best" / "pretrained.npy") == pytest.approx(np.array(given), abs=1e-6)
+    assert "pretrained" not in (tmp_path / "run" / "best" / "params").read_text()
+    (tmp_path / "run" / "best" / "pretrained.npy").unlink()
+    with pytest.raises(UserError, match=r"its pretrained vectors are not in pretrained.npy"):
+        Parser.load(tmp_path / "run")
     (tmp_path / "bad.txt").write_text("the 0.1 0.2\nof 0.3\n")
     with pytest.raises(UserError, match=r"bad.txt:2: expected 2 numbers, found 1"):
         train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run2",
