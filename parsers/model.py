@@ -64,7 +64,8 @@ class ParserModelConfig:
     upos_dim: int = setting(25, "UPOS embedding dimension", **POSITIVE)
     char_dim: int = setting(32, "character embedding dimension", **POSITIVE)
     char_hidden: int = setting(50, "character BiLSTM units per direction, 0 = no character model", min=0)
-    vectors: str = setting("", "pretrained word vectors, word2vec / fastText text format, fixed in training")
+    vectors: str = setting("", "pretrained word vectors, word2vec / fastText text format, fixed in training "
+                               "(`corpus get en-lexicon` builds English word features as such a file)")
     vectors_limit: int = setting(100000, "keep this many (most frequent) words of the vectors", **POSITIVE)
     token_dim: int = setting(100, "token vector dimension", **POSITIVE)
     context_layers: int = setting(1, "BiLSTM layers over the sentence, 0 = Dyer et al. exactly", min=0)
