@@ -216,7 +216,7 @@ class NumpyParser:
         if c.char_hidden:
             self.char_fwd, self.char_bwd = lstm_layers(model.char_fwd), lstm_layers(model.char_bwd)
         self.pretrained_index = model.pretrained_index
-        self.pretrained = _a(model.pretrained) if model.pretrained_index else None
+        self.pretrained = model.pretrained_matrix if model.pretrained_index else None
         self.V = np.vstack([_t(v) for v in model.V])                      # (sum of parts, token_dim)
         self.b, self.root = _a(model.b), _a(model.root)
         if c.context_layers:

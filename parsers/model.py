@@ -300,6 +300,7 @@ class StackLSTMParser:
             self.fixed = dy.ParameterCollection()
             self.pretrained = self.fixed.add_lookup_parameters(init.shape, init=init, name="pretrained")
             self.pretrained.set_updated(False)
+            self.pretrained_matrix = init       # the same, for numpy (DyNet's as_array takes a second for 300k rows)
             parts.append(matrix.shape[1])
         self.V = [self.pc.add_parameters((c.token_dim, p)) for p in parts]
         self.b = self.pc.add_parameters((c.token_dim,), init=0.0)

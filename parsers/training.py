@@ -165,7 +165,7 @@ def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: P
     write_json(directory / "config.json", to_dict(model.config))
     if model.pretrained_index:
         words = sorted(model.pretrained_index, key=model.pretrained_index.get)
-        matrix = model.pretrained.as_array()[1:].astype(np.float32)     # row 0: the zeros of words without one
+        matrix = model.pretrained_matrix[1:]            # row 0: the zeros of words without one
         atomic_write(directory / PRETRAINED, lambda tmp: _save_array(tmp, matrix))
         write_json(directory / "pretrained.json", {"words": words, "dim": model.pretrained.shape()[1]})
 
