@@ -1,5 +1,5 @@
 """Fixed word vectors from an English lexicon (`corpus get en-lexicon`, then `train-parser --vectors`): what a tagger
-cannot learn from the treebank about the words it never saw there, which carry 40 % of its mistakes on EWT
+cannot learn from the treebank about the words it never saw there, which carry a large share of its mistakes on EWT
 (BENCHMARKS.md, "Where the own-tag LAS goes").
 
 The source is the wheel of `spacy-lookups-data` 1.0.5 on PyPI, pinned by its SHA-256 (`parsers.corpus`): WordNet

@@ -296,11 +296,11 @@ class StackLSTMParser:
             init = np.vstack([np.zeros((1, matrix.shape[1]), dtype=np.float32), matrix])
             # Fixed (§3.3): tuning would move only the training words' rows, away from the unseen words'
             # rows they share a space with, which are the reason to have pretrained vectors at all. So they live
-            # in a collection of their own, which no trainer sees and `save_parser` writes once, as an array.
+            # in a collection of their own, which no trainer sees and `save_parser` writes as an array.
             self.fixed = dy.ParameterCollection()
             self.pretrained = self.fixed.add_lookup_parameters(init.shape, init=init, name="pretrained")
             self.pretrained.set_updated(False)
-            self.pretrained_matrix = init       # the same, for numpy (DyNet's as_array takes a second for 300k rows)
+            self.pretrained_matrix = init       # the same, for numpy (DyNet's as_array is slow on a large table)
             parts.append(matrix.shape[1])
         self.V = [self.pc.add_parameters((c.token_dim, p)) for p in parts]
         self.b = self.pc.add_parameters((c.token_dim,), init=0.0)

@@ -158,7 +158,7 @@ def draw_chunk(engine: NumpyParser, train: list[Sentence] | None, ahead: list[in
 def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: Path) -> None:
     """A model directory: `params` (DyNet), `vocab.json`, `config.json` (the ParserModelConfig); with fixed pretrained
     vectors, their words (`pretrained.json`) and matrix (`pretrained.npy`: binary, where DyNet's text format would
-    make `params` ten times larger and as many times slower to load)."""
+    make `params` several times larger and slower to load)."""
     directory = Path(directory)
     pc.save(str(directory / "params"))
     model.vocab.save(directory / "vocab.json")
@@ -195,7 +195,7 @@ def load_parser(directory: str | Path) -> tuple[StackLSTMParser, dy.ParameterCol
             pretrained = (words, np.load(directory / PRETRAINED).astype(np.float32))
         model, pc = build_parser(config, vocab, get_system(config.system, vocab.labels), pretrained)
         pc.populate(str(directory / "params"))
-    except (ValueError, KeyError, TypeError, RuntimeError) as e:
+    except (ValueError, KeyError, TypeError, RuntimeError, EOFError) as e:
         raise UserError(f"{directory}: corrupt parser model ({e})") from None
     return model, pc
 
