@@ -22,14 +22,14 @@ from parsers.api import Parser  # noqa: E402
 from parsers.conllu_io import read_conllu  # noqa: E402
 
 PARTS = [  # (owner, attribute, what it is)
-    (inference.NumpyParser, "encode", "sentence encoder (all of it)"),
+    (inference.NumpyParser, "tag_scores", "tagger (all of it): token vectors, its BiLSTM, the tags' scores"),
     (inference.NumpyParser, "token_vectors", "  token vectors (embeddings, character BiLSTM)"),
-    (inference.NumpyParser, "_tagger", "  tagger BiLSTM and tags"),
-    (inference.NumpyParser, "_advance", "applying the actions (all of it)"),
+    (inference.NumpyParser, "encode", "sentence encoder after the tags (their embeddings, the context BiLSTM)"),
+    (inference.NumpyParser, "advance", "applying the actions (all of it)"),
     (inference._Nodes, "push", "  stack-LSTM pushes (also the initial buffers)"),
     (inference.NumpyParser, "_compose", "  compositions"),
     (inference.NumpyParser, "_initial_buffers", "initial buffers"),
-    (inference.NumpyParser, "_scores", "scores"),
+    (inference.NumpyParser, "scores", "scores"),
 ]
 
 
@@ -62,7 +62,9 @@ def main() -> None:
     timed(inference, "perform", "transition system: perform", seconds)
     assert inference.perform is not perform
     start = time.perf_counter()
-    inference.parse_greedy(inference.NumpyParser(model), sentences)
+    engine = inference.NumpyParser(model)
+    seconds["the engine built from the model"] += time.perf_counter() - start
+    inference.parse_greedy(engine, sentences)
     total = time.perf_counter() - start
     words = sum(len(s.forms) for s in sentences)
     print(f"{words} words in {total:.3f} s with the timers ({words / total:.0f} words/s)\n")
