@@ -2,8 +2,9 @@
 
 Wraps the engine's parts (`parsers.inference`: the encoder and its pieces, the stack-LSTM pushes, scoring,
 composition, the transition system's `legal`, `ops` and `perform`) in wall-clock timers and prints the seconds
-each took, as a markdown table. Parts nest (the pushes are inside `advance`, the token vectors inside `tag_scores`), and the
-timers add their own cost, so the shares are what this is for, not the total. Run it on a core to itself:
+each took, as a markdown table. Parts nest (the pushes are inside `advance`, the token vectors inside
+`tag_scores`), and the timers add their own cost, so the shares are what this is for, not the total. Run it on a
+core to itself:
 
     OPENBLAS_NUM_THREADS=1 taskset -c 1 python scripts/parser_profile.py runs/parser corpora/en-test.conllu
 """
