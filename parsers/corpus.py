@@ -58,6 +58,11 @@ def _ud_files(repository: str, ref: str, target_prefix: str, source_prefix: str,
     return tuple(files)
 
 
+def _build_lexicon(files: list[Path], out: Path) -> None:
+    from parsers.lexicon import build       # numpy, needed to build a lexicon, not to get a treebank
+    build(files[0], out)
+
+
 CORPORA: dict[str, Corpus] = {
     "en": Corpus(
         description="UD English EWT v2.15 (CC BY-SA 4.0)",
@@ -72,13 +77,8 @@ CORPORA: dict[str, Corpus] = {
         files=(CorpusFile(LOOKUPS, LOOKUPS, "466f21f087e4144bc93800679437ec5a17be7d0888734b1ba880b3ecb0978bc6",
                           "https://files.pythonhosted.org/packages/9f/9e/dae3acaacc7cbe8140acb181e09b9920f8b3ee81d2f1"
                           f"cd838d160c78f0c2/{LOOKUPS}"),),
-        built="en-lexicon.vec", build=lambda files, tmp: _lexicon(files[0], tmp)),
+        built="en-lexicon.vec", build=_build_lexicon),
 }
-
-
-def _lexicon(wheel: Path, out: Path) -> None:
-    from parsers.lexicon import build
-    build(wheel, out)
 
 
 def get_corpus(name: str = "en", dest: str | os.PathLike = "corpora",

@@ -126,6 +126,8 @@ def _successors(pda: PDA, configuration: tuple[str, str], symbol: str, bound: in
 
 def _closure(pda: PDA, configurations: set[tuple[str, str]], bound: int) -> set[tuple[str, str]]:
     """`configurations` and everything ε-moves lead to from them (each visited once)."""
+    if pda.epsilon_states.isdisjoint(state for state, _ in configurations):
+        return set(configurations)                  # no ε-move from any of them
     seen = set(configurations)
     todo = list(configurations)
     while todo:
@@ -153,7 +155,7 @@ def prefixes_accepted(pda: PDA, string: str) -> tuple[bool, ...]:
         read = {c for configuration in layer for c in _successors(pda, configuration, symbol, bound)}
         if not read:                                # no run goes on: no longer prefix is accepted
             return tuple(answers) + (False,) * (len(string) + 1 - len(answers))
-        layer = read if pda.epsilon_states.isdisjoint(state for state, _ in read) else _closure(pda, read, bound)
+        layer = _closure(pda, read, bound)
         answers.append(any(state in pda.accept for state, _ in layer))
     return tuple(answers)
 
