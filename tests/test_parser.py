@@ -110,6 +110,18 @@ def test_pretrained_vectors_are_used_saved_and_checked(tmp_path):
                      dataclasses.replace(TINY, vectors=str(tmp_path / "bad.txt")), TINY_TRAINING, progress=False)
 
 
+def test_vector_files_joined_by_commas_are_read_side_by_side(tmp_path):
+    """The union of the words in the order they come; each file's vector for a word as the parser looks a form up
+    (as spelled, then lower-cased), zeros where a file has neither; each file cut at the limit."""
+    from parsers.model import read_vectors
+    (tmp_path / "glove.vec").write_text("3 2\nthe 1 2\nparis 3 4\nrare 9 9\n")
+    (tmp_path / "lex.vec").write_text("Paris 0.5\nthe 0.25\ncat 0.75\ndog 1\n")
+    words, matrix = read_vectors(f"{tmp_path / 'glove.vec'},{tmp_path / 'lex.vec'}", 3)
+    assert words == ["the", "paris", "rare", "Paris", "cat"]
+    assert matrix.tolist() == [[1, 2, 0.25], [3, 4, 0], [9, 9, 0], [3, 4, 0.5], [0, 0, 0.75]]
+    assert read_vectors(str(tmp_path / "lex.vec"), 5)[0] == ["Paris", "the", "cat", "dog"]
+
+
 def test_beam_one_is_greedy_and_wider_beams_give_trees(trained):
     parser, _, d = trained
     gold, _ = read_conllu(d / "dev.conllu")
