@@ -86,6 +86,8 @@ class ParserExperiment(Kind):
         self.vocab = Vocab.build(sentences)
         self.system = get_system(settings.model_config.system, self.vocab.labels)    # the only one built
         config = settings.model_config
+        for vectors in filter(None, config.vectors.split(",")):
+            obtain_if_known(Path(vectors))
         self.pretrained = read_vectors(config.vectors, config.vectors_limit) if config.vectors else None
         self.sentences, self.oracles = derivable(self.system, sentences)
         if not self.sentences:
@@ -179,11 +181,11 @@ def default_split(train: Path, split: str) -> Path | None:
 
 
 def obtain_if_known(path: Path, progress: bool = True) -> None:
-    """A missing file that is one of a known corpus's files under corpora/ is fetched first."""
+    """A missing file that is one of a known corpus's files (or the file built from them) is fetched first."""
     if path.exists():
         return
     for name, corpus in CORPORA.items():
-        if any(path.name == f.target for f in corpus.files):
+        if path.name in {f.target for f in corpus.files} | ({corpus.built} - {""}):
             if progress:
                 print(f"{path} is missing: obtaining {corpus.description} (python cli.py corpus get {name})")
             get_corpus(name, dest=path.parent, progress=progress)

@@ -67,7 +67,8 @@ class ParserModelConfig:
     vectors: str = setting("", "pretrained word vectors, word2vec / fastText text format, fixed in training; "
                                "several files joined by commas are read side by side (`corpus get en-glove` and "
                                "`corpus get en-lexicon` build English ones)")
-    vectors_limit: int = setting(100000, "keep this many (most frequent) words of the vectors", **POSITIVE)
+    vectors_limit: int = setting(1_000_000, "keep this many (most frequent) words of each file of vectors",
+                                 **POSITIVE)
     token_dim: int = setting(100, "token vector dimension", **POSITIVE)
     context_layers: int = setting(1, "BiLSTM layers over the sentence, 0 = Dyer et al. exactly", min=0)
     context_dim: int = setting(50, "units per direction of the sentence BiLSTM (stack items are twice as "

