@@ -314,14 +314,13 @@ class StackLSTMParser:
         if pretrained is not None:
             words, matrix = pretrained
             self.pretrained_index = {w: i + 1 for i, w in enumerate(words)}      # 0: no vector
-            init = np.vstack([np.zeros((1, matrix.shape[1]), dtype=np.float32), matrix])
             # Fixed (§3.3): tuning would move only the training words' rows, away from the unseen words'
-            # rows they share a space with, which are the reason to have pretrained vectors at all. So they live
-            # in a collection of their own, which no trainer sees and `save_parser` writes as an array.
-            self.fixed = dy.ParameterCollection()
-            self.pretrained = self.fixed.add_lookup_parameters(init.shape, init=init, name="pretrained")
-            self.pretrained.set_updated(False)
-            self.pretrained_matrix = init       # the same, for numpy (DyNet's as_array is slow on a large table)
+            # rows they share a space with, which are the reason to have pretrained vectors at all. So they are
+            # inputs, not parameters: rows of a numpy matrix that the graph reads as constants and `save_parser`
+            # writes as an array (a DyNet table of half a million rows took seconds to fill at every load, and
+            # its lookups kept gradients nothing used).
+            self.pretrained_matrix = np.vstack([np.zeros((1, matrix.shape[1]), dtype=np.float32),
+                                                matrix.astype(np.float32)])
             parts.append(matrix.shape[1])
         self.V = [self.pc.add_parameters((c.token_dim, p)) for p in parts]
         self.b = self.pc.add_parameters((c.token_dim,), init=0.0)
@@ -393,10 +392,7 @@ class StackLSTMParser:
                     parts.append(chars[form])
                 if self.pretrained_index:
                     index = self.pretrained_index
-                    # update=False: no gradient kept for a fixed row (DyNet's lookups of a large table cost
-                    # several times more with it)
-                    parts.append(dy.lookup(self.pretrained, index.get(form, index.get(form.lower(), 0)),
-                                           update=False))
+                    parts.append(dy.inputVector(self.pretrained_matrix[index.get(form, index.get(form.lower(), 0))]))
                 x = dy.rectify(dy.affine_transform([self.b] + [a for pair in zip(self.V, parts) for a in pair]))
                 xs.append(dy.dropout(x, t.dropout) if drop else x)
             tokens.append([self.root.expr()] + xs)

@@ -167,7 +167,7 @@ def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: P
         words = sorted(model.pretrained_index, key=model.pretrained_index.get)
         matrix = model.pretrained_matrix[1:]            # row 0: the zeros of words without one
         atomic_write(directory / PRETRAINED, lambda tmp: _save_array(tmp, matrix))
-        write_json(directory / "pretrained.json", {"words": words, "dim": model.pretrained.shape()[1]})
+        write_json(directory / "pretrained.json", {"words": words, "dim": matrix.shape[1]})
 
 
 def _save_array(path, array: np.ndarray) -> None:
