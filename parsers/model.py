@@ -320,7 +320,7 @@ class StackLSTMParser:
             # writes as an array (a DyNet table of half a million rows took seconds to fill at every load, and
             # its lookups kept gradients nothing used).
             self.pretrained_matrix = np.vstack([np.zeros((1, matrix.shape[1]), dtype=np.float32),
-                                                matrix.astype(np.float32)])
+                                                matrix.astype(np.float32, copy=False)])
             parts.append(matrix.shape[1])
         self.V = [self.pc.add_parameters((c.token_dim, p)) for p in parts]
         self.b = self.pc.add_parameters((c.token_dim,), init=0.0)

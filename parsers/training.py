@@ -192,7 +192,7 @@ def load_parser(directory: str | Path) -> tuple[StackLSTMParser, dy.ParameterCol
                 raise UserError(f"{directory}: its pretrained vectors are not in {PRETRAINED} (a model saved before "
                                 "they moved out of `params`, 2026-11-29): train it again")
             words = json.loads((directory / "pretrained.json").read_text())["words"]
-            pretrained = (words, np.load(directory / PRETRAINED).astype(np.float32))
+            pretrained = (words, np.load(directory / PRETRAINED).astype(np.float32, copy=False))
         model, pc = build_parser(config, vocab, get_system(config.system, vocab.labels), pretrained)
         pc.populate(str(directory / "params"))
     except (ValueError, KeyError, TypeError, RuntimeError, EOFError) as e:
