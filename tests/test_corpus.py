@@ -79,9 +79,20 @@ def test_a_wrong_file_in_place_is_replaced(tmp_path, tiny, mirror):
     assert paths[0].read_bytes() == CONTENT["tiny-train.conllu"]
 
 
-def test_a_file_missing_from_the_mirror(tmp_path, tiny, mirror):
+def test_a_file_missing_from_the_mirror_is_downloaded(tmp_path, tiny, mirror, monkeypatch):
     (mirror / "tiny-dev.conllu").unlink()
-    with pytest.raises(UserError, match=r"tiny-dev\.conllu: no such file in the corpus mirror"):
+    monkeypatch.setattr(corpus.urllib.request, "urlopen",
+                        lambda url, timeout: io.BytesIO(CONTENT[url.rsplit("/", 1)[1]]))
+    paths = get_corpus("tiny", tmp_path / "corpora", mirror=mirror, progress=False)
+    assert paths[1].read_bytes() == CONTENT["tiny-dev.conllu"]
+
+    def offline(url, timeout):
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(corpus.urllib.request, "urlopen", offline)
+    paths[1].unlink()
+    with pytest.raises(UserError, match=r"cannot download .*tiny-dev\.conllu: .*no network.* \(nor is tiny-dev\.conllu "
+                                        r"in the corpus mirror"):
         get_corpus("tiny", tmp_path / "corpora", mirror=mirror, progress=False)
 
 
