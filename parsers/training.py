@@ -164,7 +164,7 @@ def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: P
     model.vocab.save(directory / "vocab.json")
     write_json(directory / "config.json", to_dict(model.config))
     if model.pretrained_index:
-        words = sorted(model.pretrained_index, key=model.pretrained_index.get)
+        words = list(model.pretrained_index)             # in row order: the index was built from the words
         matrix = model.pretrained_matrix[1:]            # row 0: the zeros of words without one
         atomic_write(directory / PRETRAINED, lambda tmp: _save_array(tmp, matrix))
         write_json(directory / "pretrained.json", {"words": words, "dim": matrix.shape[1]})
