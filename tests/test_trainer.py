@@ -1,6 +1,7 @@
 """The shared trainer: clipping, learning-rate halving, exact resume, restarts, bad settings."""
 import dataclasses
 import json
+import time
 
 import dynet as dy
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 from stackparse.errors import UserError
 from stackparse.models import MODELS, ModelConfig
 from stackparse.tasks import get_task
-from stackparse.training import TrainConfig, Trainer
+from stackparse.training import TrainConfig, Trainer, trainer
 from stackparse.training.clipping import ElementClip
 from stackparse.training.sequence import SequenceDataConfig, SequenceObjective
 
@@ -214,6 +215,43 @@ def test_time_budget_stops_before_an_epoch_that_would_overrun(tmp_path, parity):
     train = TrainConfig(epochs=50, batch_size=4, seed=1, max_minutes=1e-9)
     Trainer(train, builder(parity, train), progress=False).fit(tmp_path)
     assert len(log(tmp_path)) == 1
+
+
+class _Clock:
+    """A `time` whose perf_counter advances only as the objective says: epochs of chosen lengths."""
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+
+@pytest.mark.parametrize("build_seconds, epochs", [(0, 2), (5, 1)])
+def test_time_budget_counts_the_longest_epoch_and_the_building(tmp_path, parity, monkeypatch, build_seconds, epochs):
+    # epochs of 30, 10 and 30 s in a minute: the last epoch's length (10 s) would admit the third and end at 70 s;
+    # the longest so far (30 s) stops after two, at 40 s; building the model (5 s) counts, and then only one fits
+    clock = _Clock()
+    monkeypatch.setattr(trainer, "time", clock)
+    train = TrainConfig(epochs=3, batch_size=4, seed=1, max_minutes=1.0)
+    build = builder(parity, train)
+
+    def timed(seed):
+        objective = build(seed)
+        clock.now += build_seconds
+        validate, lengths = objective.validate, iter([30.0, 10.0, 30.0])
+
+        def validated():
+            clock.now += next(lengths)
+            return validate()
+        objective.validate = validated
+        return objective
+    Trainer(train, timed, progress=False).fit(tmp_path)
+    assert len(log(tmp_path)) == epochs
+    assert json.loads((tmp_path / "run-1" / "checkpoint" / "run_state.json").read_text())["seconds"] == \
+        build_seconds + [30, 40][epochs - 1]
 
 
 

@@ -88,9 +88,10 @@ class TrainConfig:
                                 "`keep` chooses goes on (to the epochs, patience or max_minutes); 0 = every restart "
                                 "trains to the end", min=0, absent=0)
     seed: int = setting(1, "random seed (DyNet and numpy)")
-    max_minutes: float = setting(0.0, "time budget: no epoch starts that the last one's duration says "
-                                 "would end past it, 0 = none; a run it stopped goes on when resumed with a "
-                                 "larger one", min=0)
+    max_minutes: float = setting(0.0, "time budget of each restart, in wall-clock minutes from building its "
+                                 "model: no epoch starts that the longest one so far (validation and saves "
+                                 "included) says would end past it, 0 = none; a run it stopped goes on when "
+                                 "resumed with a larger one", min=0)
     average: float = setting(0.0, "decay per update of a moving average of the parameters, used for "
                              "validation and the saved model (0.999: ~1,000 updates), 0 = off",
                              min=0, max=1, max_open=True)
@@ -160,10 +161,10 @@ class RunState:
     best: float | None = None
     best_epoch: int = -1
     bad_epochs: int = 0
-    seconds: float = 0.0        # training time so far, for the time budget
+    seconds: float = 0.0        # wall time so far (building, epochs, validation, saves), for the time budget
     finished: bool = False
     out_of_time: bool = False   # finished by the time budget alone: a resume with a larger one goes on
-    epoch_seconds: float = 0.0  # the last epoch's duration: whether another fits in the budget
+    epoch_seconds: float = 0.0  # the longest epoch so far, its validation and saves included: whether another fits
     diverged: str = ""          # where and why the run diverged (it stopped there), "" if it did not
 
 
@@ -184,7 +185,8 @@ class Diverged(Exception):
 
 
 def _out_of_time(cfg: TrainConfig, state: RunState) -> bool:
-    """Whether the time budget leaves no room for another epoch as long as the last."""
+    """Whether the time budget leaves no room for another epoch as long as the longest so far (the epochs of a
+    run vary by a fifth on a shared machine: the last one's length let runs end past their budget)."""
     return cfg.max_minutes > 0 and state.seconds + state.epoch_seconds > 60 * cfg.max_minutes
 
 
@@ -292,6 +294,7 @@ class Trainer:
         cfg = self.config
         run_dir = out / f"run-{restart}"
         seed = cfg.seed * 1000 + restart
+        built = time.perf_counter()
         dy.reset_random_seed(epoch_seed(seed, restart, -1))
         objective = self.build(seed)
         state = RunState(restart=restart, lr=cfg.lr)
@@ -310,6 +313,7 @@ class Trainer:
         average = ParameterAverage(objective.param_collection(), cfg.average, cfg.average_every) if cfg.average else None
         if checkpoint is not None and average is not None:
             average.load(checkpoint / "average.npz")
+        state.seconds += time.perf_counter() - built         # building (or restoring) is part of the budget
         hooks = self.hooks(objective) if self.hooks else ()
         return _Restart(self, objective, state, seed, run_dir, average, hooks, resumed=checkpoint is not None)
 
@@ -317,6 +321,7 @@ class Trainer:
         """Train `restart` until it finishes, or, with `pause_at`, until that many epochs are done (a probe: the
         restart is not finished, and goes on where it paused)."""
         cfg, state, objective = self.config, restart.state, restart.objective
+        restart.mark = time.perf_counter()
         while not state.finished and state.epoch < cfg.epochs and not (pause_at and state.epoch >= pause_at):
             if restart.optimizer is None and restart.resumed and cfg.optimizer_state == "run" and cfg.optimizer != "sgd":
                 warnings.warn(f"{restart.run_dir}: resuming at epoch {state.epoch + 1} with {cfg.optimizer}'s moment "
@@ -327,7 +332,7 @@ class Trainer:
                 restart.optimizer.set_clip_threshold(cfg.clip if cfg.clip_kind == "norm" else 0)     # 0: DyNet's off
             try:
                 metrics = self._epoch(objective, restart.optimizer, restart.average, state, restart.seed, restart.hooks)
-                self._after_epoch(objective, restart.average, state, metrics, restart.run_dir, out)
+                self._after_epoch(restart, metrics, out)
             except Diverged as why:
                 self._stop_diverged(state, str(why), restart.run_dir, out)
         if existing_dir(restart.run_dir / "best") is None:      # no epoch ran (resumed a finished run)
@@ -426,9 +431,9 @@ class Trainer:
             left = min(left, 60 * self.config.max_minutes - state.seconds - elapsed)
         return max(left, 0.0)
 
-    def _after_epoch(self, objective, average: ParameterAverage | None, state, metrics, run_dir: Path,
-                     out: Path) -> None:
-        cfg = self.config
+    def _after_epoch(self, restart: "_Restart", metrics: dict, out: Path) -> None:
+        cfg, objective, average, state, run_dir = (self.config, restart.objective, restart.average, restart.state,
+                                                   restart.run_dir)
         self._last_epoch = metrics["epoch_seconds"]
         value = metrics[objective.criterion]
         if not math.isfinite(value):
@@ -445,8 +450,11 @@ class Trainer:
             state.bad_epochs += 1
         SCHEDULES[cfg.lr_schedule](cfg).after_validation(state, improved)
         state.epoch += 1
-        state.seconds += metrics["epoch_seconds"]
-        state.epoch_seconds = metrics["epoch_seconds"]
+        # wall time from the last epoch's end (its checkpoint's save included) through this one's saved best
+        now = time.perf_counter()
+        state.seconds += now - restart.mark
+        state.epoch_seconds = max(state.epoch_seconds, now - restart.mark)
+        restart.mark = now
         out_of_time = _out_of_time(cfg, state)
         done = state.epoch >= cfg.epochs or (cfg.patience > 0 and state.bad_epochs >= cfg.patience) or _stops(cfg, metrics)
         state.finished, state.out_of_time = done or out_of_time, out_of_time and not done
@@ -493,6 +501,7 @@ class _Restart:
     hooks: Sequence[Hook]
     resumed: bool = False       # from a checkpoint: its optimizer's moments start afresh (the module docstring)
     optimizer: dy.Trainer | None = None
+    mark: float = 0.0           # when the time budget last counted (`time.perf_counter`)
 
 
 def _update(optimizer: dy.Trainer, clip: ElementClip | None) -> None:
