@@ -167,7 +167,7 @@ def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: P
         words = list(model.pretrained_index)             # in row order: the index was built from the words
         matrix = model.pretrained_matrix[1:]            # row 0: the zeros of words without one
         atomic_write(directory / PRETRAINED, lambda tmp: _save_array(tmp, matrix))
-        write_json(directory / "pretrained.json", {"words": words, "dim": matrix.shape[1]})
+        write_json(directory / "pretrained.json", {"words": words})       # the dimension: the matrix's
 
 
 def _save_array(path, array: np.ndarray) -> None:
@@ -193,6 +193,8 @@ def load_parser(directory: str | Path) -> tuple[StackLSTMParser, dy.ParameterCol
                                 "they moved out of `params`, 2026-11-29): train it again")
             words = json.loads((directory / "pretrained.json").read_text())["words"]
             pretrained = (words, np.load(directory / PRETRAINED).astype(np.float32, copy=False))
+            if pretrained[1].ndim != 2 or len(words) != len(pretrained[1]):
+                raise ValueError(f"{len(words)} pretrained words for a matrix of shape {pretrained[1].shape}")
         model, pc = build_parser(config, vocab, get_system(config.system, vocab.labels), pretrained)
         pc.populate(str(directory / "params"))
     except (ValueError, KeyError, TypeError, RuntimeError, EOFError) as e:

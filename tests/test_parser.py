@@ -101,6 +101,9 @@ def test_pretrained_vectors_are_used_saved_and_checked(tmp_path):
     # kept apart from the trained weights: in their own binary file, not in DyNet's text `params`
     assert np.load(tmp_path / "run" / "best" / "pretrained.npy") == pytest.approx(np.array(given), abs=1e-6)
     assert "pretrained" not in (tmp_path / "run" / "best" / "params").read_text()
+    np.save(tmp_path / "run" / "best" / "pretrained.npy", np.zeros((49, 6)))      # one word's row missing
+    with pytest.raises(UserError, match=r"corrupt parser model \(50 pretrained words for a matrix of shape \(49, 6\)"):
+        Parser.load(tmp_path / "run")
     (tmp_path / "run" / "best" / "pretrained.npy").unlink()
     with pytest.raises(UserError, match=r"its pretrained vectors are not in pretrained.npy"):
         Parser.load(tmp_path / "run")
