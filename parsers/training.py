@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import signal
 import time
 import weakref
@@ -49,6 +50,7 @@ class ParserObjective:
         self._ahead: Future | None = None           # the next chunk's, drawn by the second process
         self._executor: ProcessPoolExecutor | None = None
         self._updates = 0
+        self._saved: Path | None = None             # the model directory saved last: its fixed vectors are these
 
     def param_collection(self) -> dy.ParameterCollection:
         return self.pc
@@ -130,7 +132,8 @@ class ParserObjective:
         return metrics
 
     def save(self, directory: Path) -> None:
-        save_parser(self.model, self.pc, directory)
+        save_parser(self.model, self.pc, directory, self._saved)
+        self._saved = Path(directory).parent / Path(directory).name.removesuffix(".tmp")   # where it ends up
 
     def restore(self, directory: Path) -> None:
         self.pc.populate(str(Path(directory) / "params"))
@@ -155,10 +158,13 @@ def draw_chunk(engine: NumpyParser, train: list[Sentence] | None, ahead: list[in
     return dict(zip(ahead, draw_explorations(engine, [train[i] for i in ahead], alpha, rng)))
 
 
-def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: Path) -> None:
+def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: Path,
+                same_vectors: Path | None = None) -> None:
     """A model directory: `params` (DyNet), `vocab.json`, `config.json` (the ParserModelConfig); with fixed pretrained
     vectors, their words (`pretrained.json`) and matrix (`pretrained.npy`: binary, where DyNet's text format would
-    make `params` several times larger and slower to load)."""
+    make `params` several times larger and slower to load). `same_vectors`: a model directory saved from this model
+    before, whose matrix is linked rather than written again (training saves the same fixed vectors, hundreds of
+    megabytes, twice an epoch; files of a saved model are never changed in place, so a link is safe)."""
     directory = Path(directory)
     pc.save(str(directory / "params"))
     model.vocab.save(directory / "vocab.json")
@@ -166,8 +172,18 @@ def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: P
     if model.pretrained_index:
         words = list(model.pretrained_index)             # in row order: the index was built from the words
         matrix = model.pretrained_matrix[1:]            # row 0: the zeros of words without one
-        atomic_write(directory / PRETRAINED, lambda tmp: _save_array(tmp, matrix))
+        if not (same_vectors is not None and _linked(Path(same_vectors) / PRETRAINED, directory / PRETRAINED)):
+            atomic_write(directory / PRETRAINED, lambda tmp: _save_array(tmp, matrix))
         write_json(directory / "pretrained.json", {"words": words})       # the dimension: the matrix's
+
+
+def _linked(source: Path, target: Path) -> bool:
+    """Whether `target` is now a hard link to `source` (False where `source` is gone or links are not possible)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        return False
+    return True
 
 
 def _save_array(path, array: np.ndarray) -> None:

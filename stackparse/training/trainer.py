@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import sys
 import time
@@ -220,6 +221,15 @@ def save_dir_atomically(directory: Path, write: Callable[[Path], None]) -> None:
         directory.rename(old)
     tmp.rename(directory)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """`target` as a hard link to `source` (a saved model's files are never changed in place, and a parser's are
+    hundreds of megabytes), or a copy where the file system has no links."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def existing_dir(directory: Path) -> Path | None:
@@ -485,7 +495,7 @@ class Trainer:
             if previous.get("restart") != state.restart and not _better(state.best, previous["best"], maximize):
                 return
         source = existing_dir(run_dir / "best")
-        save_dir_atomically(out / "best", lambda d: [shutil.copy2(f, d / f.name) for f in source.iterdir()])
+        save_dir_atomically(out / "best", lambda d: [_link_or_copy(f, d / f.name) for f in source.iterdir()])
 
 
 @dataclass
