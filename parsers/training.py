@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import signal
 import time
 import weakref
@@ -24,6 +23,7 @@ from parsers.transitions import TransitionSystem, get_system
 from parsers.vocab import Vocab
 from stackparse.config import atomic_write, from_dict, to_dict, write_json
 from stackparse.errors import UserError
+from stackparse.training.trainer import hard_link
 
 PRETRAINED = "pretrained.npy"
 
@@ -172,18 +172,9 @@ def save_parser(model: StackLSTMParser, pc: dy.ParameterCollection, directory: P
     if model.pretrained_index:
         words = list(model.pretrained_index)             # in row order: the index was built from the words
         matrix = model.pretrained_matrix[1:]            # row 0: the zeros of words without one
-        if not (same_vectors is not None and _linked(Path(same_vectors) / PRETRAINED, directory / PRETRAINED)):
+        if not (same_vectors is not None and hard_link(Path(same_vectors) / PRETRAINED, directory / PRETRAINED)):
             atomic_write(directory / PRETRAINED, lambda tmp: _save_array(tmp, matrix))
         write_json(directory / "pretrained.json", {"words": words})       # the dimension: the matrix's
-
-
-def _linked(source: Path, target: Path) -> bool:
-    """Whether `target` is now a hard link to `source` (False where `source` is gone or links are not possible)."""
-    try:
-        os.link(source, target)
-    except OSError:
-        return False
-    return True
 
 
 def _save_array(path, array: np.ndarray) -> None:

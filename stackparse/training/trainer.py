@@ -223,12 +223,18 @@ def save_dir_atomically(directory: Path, write: Callable[[Path], None]) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _link_or_copy(source: Path, target: Path) -> None:
-    """`target` as a hard link to `source` (a saved model's files are never changed in place, and a parser's are
-    hundreds of megabytes), or a copy where the file system has no links."""
+def hard_link(source: Path, target: Path) -> bool:
+    """Whether `target` is now a hard link to `source` (False where `source` is gone or the file system has no
+    links). Safe for a saved model's files, which are never changed in place; a parser's are hundreds of megabytes."""
     try:
         os.link(source, target)
     except OSError:
+        return False
+    return True
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    if not hard_link(source, target):
         shutil.copy2(source, target)
 
 
