@@ -182,10 +182,12 @@ class GoldTree:
         return config.heads.count(word) == self.n_children[word]
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=4096)
 def _gold_tree(heads: tuple[int, ...], deprels: tuple[str, ...]) -> GoldTree:
     # The oracle is asked once per configuration with the same gold lists; caching the analysis
-    # keeps the oracle's signature stateless and a derivation linear in its length.
+    # keeps the oracle's signature stateless and a derivation linear in its length. Roll-outs ask in
+    # lockstep, a step of every sentence of a batch in turn (`inference.draw_explorations`: hundreds): a
+    # cache smaller than the batch would miss at every step and analyse each tree again each time.
     return GoldTree(heads, deprels)
 
 

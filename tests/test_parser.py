@@ -318,6 +318,21 @@ def test_explorations_drawn_ahead_are_legal_derivations_the_loss_follows(trained
     assert np.isfinite(replayed) and replayed > 0
 
 
+def test_roll_outs_analyse_each_gold_tree_once(trained):
+    """Roll-outs ask the dynamic oracle of a step of every sentence in turn: its cache of gold trees
+    must hold the whole lockstep batch, or each tree is analysed again at every step."""
+    import numpy as np
+    from parsers import transitions
+    from parsers.inference import NumpyParser, draw_explorations
+    from parsers.trees import is_projective
+    parser, _, _ = trained
+    sentences = [s for s in ewt("train")[:400] if is_projective(s.heads)][:300]
+    transitions._gold_tree.cache_clear()
+    draw_explorations(NumpyParser(parser.model), sentences, 1.0, np.random.default_rng(3))
+    distinct = len({(tuple(s.heads), tuple(s.deprels)) for s in sentences})
+    assert transitions._gold_tree.cache_info().misses <= distinct     # (a sentence of forced moves asks nothing)
+
+
 @pytest.mark.parametrize("reading", ["best", "expected", "none"])
 def test_training_with_explorations_drawn_ahead_and_predicted_tags(tmp_path, reading):
     import numpy as np
