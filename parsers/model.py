@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -175,28 +176,49 @@ def read_vectors(path: str, limit: int) -> tuple[list[str], np.ndarray]:
 
 
 def _read_vector_file(path: str, limit: int) -> tuple[list[str], np.ndarray]:
-    """Words and vectors of one word2vec / fastText text file (`read_vectors`)."""
-    words, rows = [], []
+    """Words and vectors of one word2vec / fastText text file (`read_vectors`). The numbers of all lines are
+    parsed by numpy in one go (a float() per number took most of a minute for GloVe's); a line it cannot
+    read is then found and named by `_bad_vector_line`."""
+    words, numbers, first = [], [], 1
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(f, 1):
-                parts = line.rstrip().split(" ")
-                if number == 1 and len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+                word, _, rest = line.rstrip().partition(" ")
+                if number == 1 and rest.isdigit() and word.isdigit():     # word2vec's "count dim" line
+                    first = 2
                     continue
                 if len(words) >= limit:
                     break
-                if rows and len(parts) - 1 != len(rows[0]):
-                    raise UserError(f"{path}:{number}: expected {len(rows[0])} numbers, found {len(parts) - 1}")
-                try:
-                    rows.append([float(x) for x in parts[1:]])
-                except ValueError:
-                    raise UserError(f"{path}:{number}: not a number in the vector of {parts[0]!r}") from None
-                words.append(parts[0])
+                words.append(word)
+                numbers.append(rest)
     except OSError as e:
         raise UserError(f"{path}: cannot read vectors ({e.strerror})") from None
-    if not rows:
+    if not words:
         raise UserError(f"{path}: no vectors found")
-    return words, np.array(rows, dtype=np.float32)
+    dim = numbers[0].count(" ") + 1
+    try:
+        with warnings.catch_warnings():
+            # text numpy cannot read to its end: a warning in some versions, an error in others
+            warnings.simplefilter("error", DeprecationWarning)
+            flat = np.fromstring(" ".join(numbers), dtype=np.float32, sep=" ")
+    except (ValueError, DeprecationWarning):
+        flat = None
+    if flat is None or flat.size != dim * len(words) or any(row.count(" ") != dim - 1 for row in numbers):
+        raise UserError(f"{path}:{_bad_vector_line(words, numbers, dim, first)}")
+    return words, flat.reshape(len(words), dim)
+
+
+def _bad_vector_line(words: list[str], numbers: list[str], dim: int, first: int) -> str:
+    """"LINE: what is wrong" for the first of the lines (numbered from `first`) that is not a word and `dim` numbers."""
+    for number, (word, row) in enumerate(zip(words, numbers), first):
+        parts = row.split(" ")
+        if len(parts) != dim:
+            return f"{number}: expected {dim} numbers, found {len(parts)}"
+        try:
+            [float(x) for x in parts]
+        except ValueError:
+            return f"{number}: not a number in the vector of {word!r}"
+    return f"{first}: the vectors could not be read as numbers"
 
 
 class _Encoded(NamedTuple):

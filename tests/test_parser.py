@@ -111,6 +111,10 @@ def test_pretrained_vectors_are_used_saved_and_checked(tmp_path):
     with pytest.raises(UserError, match=r"bad.txt:2: expected 2 numbers, found 1"):
         train_parser(tmp_path / "train.conllu", tmp_path / "train.conllu", tmp_path / "run2",
                      dataclasses.replace(TINY, vectors=str(tmp_path / "bad.txt")), TINY_TRAINING, progress=False)
+    from parsers.model import read_vectors
+    (tmp_path / "nan.txt").write_text("2 2\nthe 0.1 0.2\nof 0.3 x\n")
+    with pytest.raises(UserError, match=r"nan.txt:3: not a number in the vector of 'of'"):
+        read_vectors(str(tmp_path / "nan.txt"), 10)
 
 
 def test_vector_files_joined_by_commas_are_read_side_by_side(tmp_path):
