@@ -407,17 +407,22 @@ class StackLSTMParser:
                 counts = np.array([self.vocab.word_counts[i] for i in ids], dtype=float)
                 dropped = rng.random(len(ids)) < t.word_dropout / (t.word_dropout + counts)
                 ids = [0 if dr else i for i, dr in zip(ids, dropped)]
-            xs = []
-            for form, upos, wid in zip(s.forms, s.upos, ids):
-                parts = [self.words[wid]] if c.tagger else [self.words[wid], self.tags[self.vocab.tag(upos)]]
-                if c.char_hidden:
-                    parts.append(chars[form])
-                if self.pretrained_index:
-                    index = self.pretrained_index
-                    parts.append(dy.inputVector(self.pretrained_matrix[index.get(form, index.get(form.lower(), 0))]))
-                x = dy.rectify(dy.affine_transform([self.b] + [a for pair in zip(self.V, parts) for a in pair]))
-                xs.append(dy.dropout(x, t.dropout) if drop else x)
-            tokens.append([self.root.expr()] + xs)
+            # The sentence's words as one batch (a word per batch element): the token layer is a handful of
+            # nodes per sentence, not per word (graph building and autobatching's analysis grow with nodes)
+            parts = [dy.lookup_batch(self.words, ids)]
+            if not c.tagger:
+                parts.append(dy.lookup_batch(self.tags, [self.vocab.tag(u) for u in s.upos]))
+            if c.char_hidden:
+                parts.append(dy.concatenate_to_batch([chars[form] for form in s.forms]))
+            if self.pretrained_index:
+                index = self.pretrained_index
+                rows = self.pretrained_matrix[[index.get(f, index.get(f.lower(), 0)) for f in s.forms]]
+                # (DyNet's batched inputTensor refuses a batch of one)
+                parts.append(dy.inputTensor(rows.T, batched=True) if len(rows) > 1 else dy.inputVector(rows[0]))
+            x = dy.rectify(dy.affine_transform([self.b] + [a for pair in zip(self.V, parts) for a in pair]))
+            if drop:
+                x = dy.dropout(x, t.dropout)       # a mask per word: DyNet draws one over the batch's elements
+            tokens.append([self.root.expr()] + [dy.pick_batch_elem(x, j) for j in range(len(ids))])
         if not c.tagger:
             return [_Encoded(self._context(xs), None, None, None) for xs in tokens]
         tagged = []
