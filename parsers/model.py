@@ -177,8 +177,8 @@ def read_vectors(path: str, limit: int) -> tuple[list[str], np.ndarray]:
 
 def _read_vector_file(path: str, limit: int) -> tuple[list[str], np.ndarray]:
     """Words and vectors of one word2vec / fastText text file (`read_vectors`). The numbers of all lines are
-    parsed by numpy in one go (a float() per number took most of a minute for GloVe's); a line it cannot
-    read is then found and named by `_bad_vector_line`."""
+    parsed by numpy in one go (a float() per number made reading GloVe's the slowest part of building the model,
+    which counts in the time budget); a line it cannot read is then found and named by `_bad_vector_line`."""
     words, numbers, first = [], [], 1
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
