@@ -43,7 +43,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from parsers.decoding import length_batches, parse_sentences
-from parsers.model import Parsed, best_tags, draw, tag_distribution, to_tag
+from parsers.model import Parsed, best_tags, draw, tag_distribution, to_tag, vector_row
 from parsers.transitions import Configuration, OpKind, perform
 from stackparse.errors import UserError
 
@@ -296,8 +296,7 @@ class NumpyParser:
             if self.config.char_hidden:
                 parts.append(self.char_vectors(forms))
             if self.pretrained_index:
-                index = self.pretrained_index
-                parts.append(self.pretrained[[index.get(f, index.get(f.lower(), 0)) for f in forms]])
+                parts.append(self.pretrained[[vector_row(self.pretrained_index, f, 0) for f in forms]])
             xs = np.maximum(np.concatenate(parts, axis=1) @ self.V + self.b, 0)
             cache.update(zip(new, xs))
         return np.array([cache[k] for k in keys], dtype=F32).reshape(len(keys), self.V.shape[1])

@@ -169,10 +169,16 @@ def read_vectors(path: str, limit: int) -> tuple[list[str], np.ndarray]:
     union = list(dict.fromkeys(w for words, _ in sources for w in words))
     parts = []
     for index, (_, matrix) in zip(indexes, sources):
-        rows = [index.get(w, index.get(w.lower(), -1)) for w in union]
+        rows = [vector_row(index, w, -1) for w in union]
         padded = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])   # row -1: zeros
         parts.append(padded[rows])
     return union, np.hstack(parts)
+
+
+def vector_row(index: dict[str, int], form: str, missing: int) -> int:
+    """The row of `form`'s vector in `index`: as spelled, else lower-cased (GloVe's words are all lower-cased,
+    the lexicon's keep their spelling), else `missing`."""
+    return index.get(form, index.get(form.lower(), missing))
 
 
 def _read_vector_file(path: str, limit: int) -> tuple[list[str], np.ndarray]:
@@ -221,12 +227,66 @@ def _bad_vector_line(words: list[str], numbers: list[str], dim: int, first: int)
     return f"{first}: the vectors could not be read as numbers"
 
 
-class _Encoded(NamedTuple):
-    """A sentence as the parser reads it."""
-    items: list[dy.Expression]         # the vectors of ROOT and words 1..n
-    upos: dy.Expression | None         # the tagger's UPOS scores, one column per word (None: no tagger)
-    xpos: dy.Expression | None         # its XPOS scores (None: no tagger, or a treebank without XPOS)
-    tags: list[int] | None             # the predicted UPOS the parser read; None: the sentence's own
+class _Batch:
+    """The positions of a batch of sentences laid end to end as the elements of a DyNet batch: sentence i's
+    ROOT at `starts[i]`, its words after it (`lengths[i]` positions in all)."""
+
+    def __init__(self, sentences):
+        self.forms = [f for s in sentences for f in s.forms]     # the words, sentence after sentence
+        self.lengths = [len(s.forms) + 1 for s in sentences]
+        self.starts = [0] + list(itertools.accumulate(self.lengths))[:-1]
+        self.positions = sum(self.lengths)
+        self.words = [start + j for start, n in zip(self.starts, self.lengths) for j in range(1, n)]
+        ends = list(itertools.accumulate(n - 1 for n in self.lengths))
+        self.spans = [slice(end - n + 1, end) for end, n in zip(ends, self.lengths)]   # sentence i's in `forms`
+
+    def with_roots(self, words: dy.Expression, root: dy.Expression) -> dy.Expression:
+        """The batch of all positions from that of the words and ROOT's vector."""
+        order, k = [], 0
+        for n in self.lengths:
+            order += [len(self.forms)] + list(range(k, k + n - 1))
+            k += n - 1
+        return dy.pick_batch_elems(dy.concatenate_to_batch([words, root]), order)
+
+    def split(self, positions: dy.Expression) -> list[list[dy.Expression]]:
+        """Each sentence's position vectors (ROOT's first), as expressions of their own."""
+        return [[dy.pick_batch_elem(positions, k) for k in range(start, start + n)]
+                for start, n in zip(self.starts, self.lengths)]
+
+
+class _Tagged(NamedTuple):
+    """The tagger's view of a batch (`_Batch`)."""
+    upos: dy.Expression | None         # UPOS scores, a batch element per word (None: no tagger)
+    xpos: dy.Expression | None         # XPOS scores (None: no tagger, or a treebank without XPOS)
+    batch: "_Batch"
+    tags: list[list[int] | None]       # per sentence the predicted UPOS the parser read; None: its own
+
+
+def bilstm(fwd: dy.VanillaLSTMBuilder, bwd: dy.VanillaLSTMBuilder, xs: dy.Expression, lengths: list[int]):
+    """[forward LSTM; backward LSTM] vectors of sequences laid end to end in the batch `xs` (an element per
+    position, the sequences `lengths` long), in the same order. All sequences step at once, one batched LSTM
+    step per position over the sequences still running (longest first: the batch shrinks as they end, so no
+    step is spent on padding); the backward LSTM reads each sequence reversed from its first step."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])          # stable: ties keep their order
+    starts = [0] + list(itertools.accumulate(lengths))[:-1]
+    running = [sum(1 for n in lengths if n > t) for t in range(max(lengths))]   # sequences at step t
+    offsets = [0] + list(itertools.accumulate(running))[:-1]                # step t's outputs in the result
+    rank = {i: j for j, i in enumerate(order)}
+
+    def run(builder, element) -> dy.Expression:
+        state, outputs = builder.initial_state(), []
+        for t, n in enumerate(running):
+            if t and n < running[t - 1]:     # sequences ended: carry the others' state on
+                state = builder.initial_state([dy.pick_batch_elems(e, list(range(n))) for e in state.s()])
+            state = state.add_input(dy.pick_batch_elems(xs, [element(i, t) for i in order[:n]]))
+            outputs.append(state.output())
+        return dy.concatenate_to_batch(outputs) if len(outputs) > 1 else outputs[0]
+
+    ahead = run(fwd, lambda i, t: starts[i] + t)
+    behind = run(bwd, lambda i, t: starts[i] + lengths[i] - 1 - t)
+    where = [(i, t) for i, n in enumerate(lengths) for t in range(n)]
+    return dy.concatenate([dy.pick_batch_elems(ahead, [offsets[t] + rank[i] for i, t in where]),
+                           dy.pick_batch_elems(behind, [offsets[lengths[i] - 1 - t] + rank[i] for i, t in where])])
 
 
 class Parsed(NamedTuple):
@@ -382,119 +442,119 @@ class StackLSTMParser:
         return self.pc
 
     # ---- token representations ------------------------------------------------------------
-    def _char_reps(self, forms: set[str]) -> dict[str, dy.Expression]:
-        """A character BiLSTM vector per distinct form of the batch (computed once per form)."""
-        reps = {}
-        for form in sorted(forms):    # a fixed graph order: set order follows per-process string hashes
-            chars = [self.chars[self.vocab.char(ch)] for ch in form]
+    # The whole batch's words are encoded as DyNet batches, a word (or a sentence position) per batch element:
+    # a layer costs a few nodes per batch, not per word, where graph building and autobatching's analysis
+    # cost per node. Sentence positions are laid end to end, ROOT first in each sentence (`_Batch`).
+    def _char_reps(self, forms: list[str]) -> dy.Expression:
+        """The character BiLSTM vector of each of `forms`, one batch element per form in order. Each
+        distinct form is run once, the forms of one length as one batched pass."""
+        by_length: dict[int, list[str]] = {}
+        for form in sorted(set(forms)):     # a fixed graph order: set order follows per-process string hashes
+            by_length.setdefault(len(form), []).append(form)
+        groups, where = [], {}
+        for length, group in sorted(by_length.items()):
+            where.update({form: len(where) + k for k, form in enumerate(group)})
+            if length == 0:                 # (no characters: zeros, as in the numpy engine)
+                groups.append(dy.zeros(2 * self.config.char_hidden, batch_size=len(group)))
+                continue
+            chars = [dy.lookup_batch(self.chars, [self.vocab.char(form[j]) for form in group]) for j in range(length)]
             fwd = self.char_fwd.initial_state().transduce(chars)[-1]
             bwd = self.char_bwd.initial_state().transduce(chars[::-1])[-1]
-            reps[form] = dy.concatenate([fwd, bwd])
-        return reps
+            groups.append(dy.concatenate([fwd, bwd]))
+        reps = dy.concatenate_to_batch(groups) if len(groups) > 1 else groups[0]
+        return dy.pick_batch_elems(reps, [where[form] for form in forms])
 
-    def _encode(self, sentences, rng: np.random.Generator | None, predict: list[bool]) -> list[_Encoded]:
+    def _encode(self, sentences, rng: np.random.Generator | None,
+                predict: list[bool]) -> tuple[list[list[dy.Expression]], _Tagged]:
         """x_0..x_n per sentence (x_0 is ROOT) and the tagger's scores; `rng` given = training (dropouts on).
 
         With the tagger, sentence i's parser reads the tagger's best UPOS if `predict[i]`, else the
-        sentence's own: the tagger's scores of all sentences are computed first (one autobatched forward)."""
+        sentence's own: the tagger's scores of all sentences are computed first (one forward)."""
         c, t = self.config, self.training
-        chars = self._char_reps({f for s in sentences for f in s.forms}) if c.char_hidden else {}
+        batch = _Batch(sentences)
         drop = rng is not None and t.dropout > 0
-        tokens = []
-        for s in sentences:
-            ids = [self.vocab.word(f) for f in s.forms]
-            if rng is not None and t.word_dropout > 0:
-                counts = np.array([self.vocab.word_counts[i] for i in ids], dtype=float)
-                dropped = rng.random(len(ids)) < t.word_dropout / (t.word_dropout + counts)
-                ids = [0 if dr else i for i, dr in zip(ids, dropped)]
-            # The sentence's words as one batch (a word per batch element): the token layer is a handful of
-            # nodes per sentence, not per word (graph building and autobatching's analysis grow with nodes)
-            parts = [dy.lookup_batch(self.words, ids)]
-            if not c.tagger:
-                parts.append(dy.lookup_batch(self.tags, [self.vocab.tag(u) for u in s.upos]))
-            if c.char_hidden:
-                parts.append(dy.concatenate_to_batch([chars[form] for form in s.forms]))
-            if self.pretrained_index:
-                index = self.pretrained_index
-                rows = self.pretrained_matrix[[index.get(f, index.get(f.lower(), 0)) for f in s.forms]]
-                # (DyNet's batched inputTensor refuses a batch of one)
-                parts.append(dy.inputTensor(rows.T, batched=True) if len(rows) > 1 else dy.inputVector(rows[0]))
-            x = dy.rectify(dy.affine_transform([self.b] + [a for pair in zip(self.V, parts) for a in pair]))
-            if drop:
-                x = dy.dropout(x, t.dropout)       # a mask per word: DyNet draws one over the batch's elements
-            tokens.append([self.root.expr()] + [dy.pick_batch_elem(x, j) for j in range(len(ids))])
+        ids = [self.vocab.word(f) for f in batch.forms]
+        if rng is not None and t.word_dropout > 0:
+            counts = np.array([self.vocab.word_counts[i] for i in ids], dtype=float)
+            dropped = rng.random(len(ids)) < t.word_dropout / (t.word_dropout + counts)
+            ids = [0 if dr else i for i, dr in zip(ids, dropped)]
+        parts = [dy.lookup_batch(self.words, ids)]
         if not c.tagger:
-            return [_Encoded(self._context(xs), None, None, None) for xs in tokens]
-        tagged = []
-        for xs in tokens:
-            # The tagger: a BiLSTM over the words, the sentence encoder's first layer; its scores per word
-            # are one matrix per sentence (columns: words 1..n), so one value read gives all its tags.
-            es = self._bilstm(self.tag_fwd, self.tag_bwd, xs)
-            if drop:
-                es = [dy.dropout(e, t.dropout) for e in es]
-            words = dy.concatenate_cols(es[1:])
-            upos = dy.affine_transform([self.a_upos, self.A_upos, words])
-            xpos = dy.affine_transform([self.a_xpos, self.A_xpos, words]) if self.vocab.xpos else None
-            tagged.append((es, upos, xpos))
+            parts.append(dy.lookup_batch(self.tags, [self.vocab.tag(u) for s in sentences for u in s.upos]))
+        if c.char_hidden:
+            parts.append(self._char_reps(batch.forms))
+        if self.pretrained_index:
+            rows = self.pretrained_matrix[[vector_row(self.pretrained_index, f, 0) for f in batch.forms]]
+            # (DyNet's batched inputTensor refuses a batch of one)
+            parts.append(dy.inputTensor(rows.T, batched=True) if len(rows) > 1 else dy.inputVector(rows[0]))
+        x = dy.rectify(dy.affine_transform([self.b] + [a for pair in zip(self.V, parts) for a in pair]))
+        if drop:
+            x = dy.dropout(x, t.dropout)       # a mask per word: DyNet draws one over the batch's elements
+        xs = batch.with_roots(x, self.root.expr(True))     # (True: this DyNet's `expr()` is a constant)
+        if not c.tagger:
+            return batch.split(self._context(xs, batch)), _Tagged(None, None, batch, [None] * len(sentences))
+        # The tagger: a BiLSTM over the words, the sentence encoder's first layer, and its scores of each word
+        es = bilstm(self.tag_fwd, self.tag_bwd, xs, batch.lengths)
+        if drop:
+            es = dy.dropout(es, t.dropout)
+        words = dy.pick_batch_elems(es, batch.words)
+        upos = dy.affine_transform([self.a_upos, self.A_upos, words])
+        xpos = dy.affine_transform([self.a_xpos, self.A_xpos, words]) if self.vocab.xpos else None
         noisy = rng is not None and t.tag_noise > 0
+        scores = None
         if any(predict) or noisy:
-            dy.forward([upos for (_, upos, _), p in zip(tagged, predict) if p or noisy])
-        n = len(self.vocab.upos)
-        if any(predict) and self.config.tag_reading == "expected":     # the known tags' embeddings, once per batch
-            known = dy.concatenate_cols([self.tags[tag] for tag in range(1, n)])
-        out = []
-        for s, (es, upos, xpos), p in zip(sentences, tagged, predict):
+            scores = upos.npvalue().reshape(len(self.vocab.upos), -1)
+        tags, read = [], [0] * batch.positions          # ROOT reads the unknown tag: it has none
+        for i, (s, p) in enumerate(zip(sentences, predict)):
             if p:
-                tags = best_tags(upos.npvalue(), len(s.words))
+                own = best_tags(scores[:, batch.spans[i]], len(s.words))
             else:
-                tags = [self.vocab.tag(u) for u in s.upos]
+                own = [self.vocab.tag(u) for u in s.upos]
                 if noisy:
-                    tags = confuse(tags, upos.npvalue(), t.tag_noise, rng)
-            # ROOT reads the unknown tag: it has none
-            read = [self.tags[tag] for tag in [0] + tags]
-            if p and self.config.tag_reading == "none":
-                read = [self.tags[0]] * len(read)
-            elif p and self.config.tag_reading == "expected":
-                # E^T softmax(known tags' scores), per word: the tagger's doubt reaches the parser
-                mixed = known * dy.softmax(dy.pick_range(upos, 1, n, d=0), d=0)     # (upos_dim, words)
-                # (DyNet drops a trailing dimension of 1: a one-word sentence's mix is a vector)
-                read[1:] = [dy.pick(mixed, j, dim=1) for j in range(len(tags))] if len(tags) > 1 else [mixed]
-            xs = [dy.concatenate([e, r]) for e, r in zip(es, read)]
-            out.append(_Encoded(self._context(xs), upos, xpos, tags if p else None))
-        return out
+                    own = confuse(own, scores[:, batch.spans[i]], t.tag_noise, rng)
+            tags.append(own if p else None)
+            if not (p and c.tag_reading == "none"):      # none: the unknown tag's embedding
+                read[batch.starts[i] + 1:batch.starts[i] + batch.lengths[i]] = own
+        tag_vectors = dy.lookup_batch(self.tags, read)
+        if any(predict) and c.tag_reading == "expected":
+            # E^T softmax(known tags' scores), per word: the tagger's doubt reaches the parser
+            n = len(self.vocab.upos)
+            known = dy.concatenate_cols([self.tags[tag] for tag in range(1, n)])
+            mixed = known * dy.softmax(dy.pick_range(upos, 1, n, d=0), d=0)          # (upos_dim) per word
+            expected = {k for i, p in enumerate(predict) if p for k in range(batch.starts[i] + 1,
+                                                                           batch.starts[i] + batch.lengths[i])}
+            word_index = {position: k for k, position in enumerate(batch.words)}
+            tag_vectors = dy.pick_batch_elems(dy.concatenate_to_batch([tag_vectors, mixed]), [
+                batch.positions + word_index[k] if k in expected else k for k in range(batch.positions)])
+        items = self._context(dy.concatenate([es, tag_vectors]), batch)
+        return batch.split(items), _Tagged(upos, xpos, batch, tags)
 
-    def _context(self, xs: list[dy.Expression]) -> list[dy.Expression]:
-        """The sentence BiLSTM's vectors of x_0..x_n (the vectors themselves without one)."""
-        return self._bilstm(self.ctx_fwd, self.ctx_bwd, xs) if self.config.context_layers else xs
+    def _context(self, xs: dy.Expression, batch: "_Batch") -> dy.Expression:
+        """The sentence BiLSTM's vectors of the batch's positions (the vectors themselves without one)."""
+        return bilstm(self.ctx_fwd, self.ctx_bwd, xs, batch.lengths) if self.config.context_layers else xs
 
-    @staticmethod
-    def _bilstm(fwd: dy.VanillaLSTMBuilder, bwd: dy.VanillaLSTMBuilder, xs: list[dy.Expression]):
-        ahead = fwd.initial_state().transduce(xs)
-        behind = bwd.initial_state().transduce(xs[::-1])[::-1]
-        return [dy.concatenate([f, b]) for f, b in zip(ahead, behind)]
-
-    def _tag_loss(self, sentence, encoded: _Encoded, lesson=None) -> dy.Expression:
-        """-log p(gold UPOS) (+ -log p(gold XPOS)) summed over the words; a tag the training treebank
-        never had (the unknown tag) teaches nothing. With the teachers' `lesson` (`parsers.distillation`):
+    def _tag_loss(self, sentences, tagged: "_Tagged", lessons=None) -> dy.Expression:
+        """-log p(gold UPOS) (+ -log p(gold XPOS)) summed over the batch's words; a tag the training treebank
+        never had (the unknown tag) teaches nothing. With the teachers' `lessons` (`parsers.distillation`):
         -[w Σ_k q(k) log p(k) + (1 - w) log p(gold)] per word, q their mean distribution, w = `distill`."""
-        w = self.training.distill if lesson is not None else 0.0
+        w = self.training.distill if lessons is not None else 0.0
         terms = []
-        for scores, gold, q in ((encoded.upos, [self.vocab.tag(u) for u in sentence.upos], lesson and lesson.upos),
-                                (encoded.xpos, [self.vocab.xtag(word.xpos) for word in sentence.words],
-                                 lesson and lesson.xpos)):
+        for scores, gold, field in ((tagged.upos, [self.vocab.tag(u) for s in sentences for u in s.upos], "upos"),
+                                    (tagged.xpos, [self.vocab.xtag(word.xpos) for s in sentences for word in s.words],
+                                     "xpos")):
             if scores is None:
                 continue
-            n_tags = scores.dim()[0][0]
-            words = dy.reshape(scores, (n_tags,), batch_size=len(gold))
             known = [i for i, g in enumerate(gold) if g]
             if known and w < 1:
-                picked = dy.pick_batch_elems(words, known)
+                picked = dy.pick_batch_elems(scores, known)
                 term = dy.sum_batches(dy.pickneglogsoftmax_batch(picked, [gold[i] for i in known]))
-                terms.append(term if lesson is None else term * (1 - w))
-            if q is not None and w > 0:       # q: (words, known tags), the unknown tag 0 has none
+                terms.append(term if lessons is None else term * (1 - w))
+            qs = [] if lessons is None else [getattr(lesson, field) for lesson in lessons]
+            if qs and w > 0 and all(q is not None for q in qs):     # q: (words, known tags), not the unknown tag 0
+                q = np.concatenate(qs)
                 # (DyNet's batched inputTensor refuses a batch of one: one word's target is a plain vector)
                 target = dy.inputTensor(np.ascontiguousarray(q.T), batched=True) if len(q) > 1 else dy.inputVector(q[0])
-                soft = dy.dot_product(dy.pick_range(dy.log_softmax(words), 1, n_tags), target)
+                soft = dy.dot_product(dy.pick_range(dy.log_softmax(scores), 1, scores.dim()[0][0]), target)
                 terms.append(dy.sum_batches(soft) * -w)
         return dy.esum(terms) if terms else dy.scalarInput(0.0)
 
@@ -582,8 +642,8 @@ class StackLSTMParser:
         system = self.system
         predict = list(rng.random(len(sentences)) >= self.training.gold_tags) if self.config.tagger else \
             [False] * len(sentences)
-        encoded = self._encode(sentences, rng, predict)
-        parses = [self._start(e.items) for e in encoded]
+        encoded, tagged = self._encode(sentences, rng, predict)
+        parses = [self._start(items) for items in encoded]
         golds = [(tuple(s.heads), tuple(s.deprels)) for s in sentences]     # once, not at every step
         exploring = [explore and trees.is_projective(heads) for heads, _ in golds]
         steps = [0] * len(parses)
@@ -621,9 +681,8 @@ class StackLSTMParser:
             active = [i for i in active if not system.is_terminal(parses[i].config)]
         loss = dy.esum(terms) if terms else dy.scalarInput(0.0)
         if self.config.tagger and self.training.tag_weight:
-            lessons = [None] * len(sentences) if taught is None else [lesson for _, lesson in taught]
-            loss = loss + dy.esum([self._tag_loss(s, e, lesson) for s, e, lesson in
-                                   zip(sentences, encoded, lessons)]) * self.training.tag_weight
+            lessons = None if taught is None else [lesson for _, lesson in taught]
+            loss = loss + self._tag_loss(sentences, tagged, lessons) * self.training.tag_weight
         return loss
 
     def _taught(self, log_p: dy.Expression, gold: dy.Expression | None, path, step: int) -> dy.Expression:
@@ -648,9 +707,9 @@ class StackLSTMParser:
         (softmax over the legal actions); finished ones stay in their beam until all are finished.
         Call `dy.renew_cg(autobatching=True)` first, so each step's scores are one batch.
         """
-        encoded = self._encode(sentences, None, to_tag(sentences, self.config.tagger, predict_tags))
-        tags = self._tags(encoded)
-        beams = [[(0.0, self._start(e.items))] for e in encoded]
+        encoded, tagged = self._encode(sentences, None, to_tag(sentences, self.config.tagger, predict_tags))
+        tags = self._tags(tagged)
+        beams = [[(0.0, self._start(items))] for items in encoded]
         while True:
             legal = {(b, h): self.system.legal(p.config) for b, hyps in enumerate(beams)
                      for h, (_, p) in enumerate(hyps) if not self.system.is_terminal(p.config)}
@@ -662,18 +721,18 @@ class StackLSTMParser:
                 dy.forward(list(scores.values()))
             beams = [self._extend(b, hyps, legal, scores, beam) for b, hyps in enumerate(beams)]
 
-    def _tags(self, encoded: list[_Encoded]) -> list[tuple[list[str] | None, list[str] | None]]:
+    def _tags(self, tagged: _Tagged) -> list[tuple[list[str] | None, list[str] | None]]:
         """(UPOS, XPOS) strings of the tagged sentences; (None, None) for those whose own tags were read."""
-        xpos = [e.xpos for e in encoded if e.tags is not None and e.xpos is not None]
-        if xpos:
-            dy.forward(xpos)
+        xpos = None
+        if tagged.xpos is not None and any(tags is not None for tags in tagged.tags):
+            xpos = tagged.xpos.npvalue().reshape(len(self.vocab.xpos), -1)
         out = []
-        for e in encoded:
-            if e.tags is None:
+        for tags, span in zip(tagged.tags, tagged.batch.spans):
+            if tags is None:
                 out.append((None, None))
                 continue
-            x = None if e.xpos is None else [self.vocab.xpos[i] for i in best_tags(e.xpos.npvalue(), len(e.tags))]
-            out.append(([self.vocab.upos[i] for i in e.tags], x))
+            x = None if xpos is None else [self.vocab.xpos[i] for i in best_tags(xpos[:, span], len(tags))]
+            out.append(([self.vocab.upos[i] for i in tags], x))
         return out
 
     def _extend(self, b: int, hyps: list, legal: dict, scores: dict, beam: int) -> list:

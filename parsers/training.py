@@ -23,7 +23,7 @@ from parsers.transitions import TransitionSystem, get_system
 from parsers.vocab import Vocab
 from stackparse.config import atomic_write, from_dict, to_dict, write_json
 from stackparse.errors import UserError
-from stackparse.training.trainer import hard_link
+from stackparse.training.trainer import hard_link, published
 
 PRETRAINED = "pretrained.npy"
 
@@ -133,7 +133,7 @@ class ParserObjective:
 
     def save(self, directory: Path) -> None:
         save_parser(self.model, self.pc, directory, self._saved)
-        self._saved = Path(directory).parent / Path(directory).name.removesuffix(".tmp")   # where it ends up
+        self._saved = published(directory)
 
     def restore(self, directory: Path) -> None:
         self.pc.populate(str(Path(directory) / "params"))

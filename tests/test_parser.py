@@ -234,17 +234,73 @@ def test_the_tag_loss_is_the_words_negative_log_likelihood(trained):
     import numpy as np
     parser, _, d = trained
     model = parser.model
-    sentence = read_conllu(d / "dev.conllu")[0][0]
+    sentences = read_conllu(d / "dev.conllu")[0][:3]
     dy.renew_cg()
-    encoded = model._encode([sentence], None, [False])[0]
-    loss = model._tag_loss(sentence, encoded).value()
+    _, tagged = model._encode(sentences, None, [False] * 3)
+    loss = model._tag_loss(sentences, tagged).value()
     expected = 0.0
-    for scores, vocab, tags in ((encoded.upos, model.vocab.upos, sentence.upos),
-                                (encoded.xpos, model.vocab.xpos, [w.xpos for w in sentence.words])):
+    for scores, vocab, tags in ((tagged.upos, model.vocab.upos, [u for s in sentences for u in s.upos]),
+                                (tagged.xpos, model.vocab.xpos, [w.xpos for s in sentences for w in s.words])):
         s = scores.npvalue().reshape(len(vocab), -1)
         log_p = s - np.logaddexp.reduce(s, axis=0)
         expected -= sum(log_p[vocab.index(t), i] for i, t in enumerate(tags) if t in vocab)
     assert loss == pytest.approx(expected, rel=1e-5)
+
+
+def test_every_parameter_of_the_parser_is_trained(trained):
+    """A training loss reaches every parameter, ROOT's vector too (this DyNet's `Parameters.expr()` is a constant:
+    ROOT's was, until 2026-11-29)."""
+    import dynet as dy
+    import numpy as np
+    parser, _, d = trained
+    model = parser.model
+    sentence = read_conllu(d / "dev.conllu")[0][0]
+    dy.renew_cg(autobatching=True)
+    model.loss([sentence], [model.system.oracle_sequence(sentence.heads, sentence.deprels)],
+               np.random.default_rng(0)).backward()
+    assert np.abs(model.root.grad_as_array()).max() > 0
+
+
+def test_the_batched_bilstm_is_each_sequence_s_bilstm_alone():
+    """`bilstm` runs sequences laid end to end in one DyNet batch, the batch shrinking as they end: each
+    position's vector and gradient are those of its sequence run alone (a two-layer LSTM's too)."""
+    import dynet as dy
+    from parsers.model import bilstm
+    pc = dy.ParameterCollection()
+    fwd, bwd = dy.VanillaLSTMBuilder(2, 3, 4, pc), dy.VanillaLSTMBuilder(1, 3, 4, pc)
+    x = pc.add_lookup_parameters((9, 3))
+    lengths = [3, 1, 5]           # (the batch shrinks twice)
+
+    def alone():
+        out, start = [], 0
+        for n in lengths:
+            xs = [x[k] for k in range(start, start + n)]
+            ahead = fwd.initial_state().transduce(xs)
+            behind = bwd.initial_state().transduce(xs[::-1])[::-1]
+            out += [dy.concatenate([a, b]) for a, b in zip(ahead, behind)]
+            start += n
+        return out
+
+    results = []
+    for together in (False, True):
+        dy.renew_cg()
+        if together:
+            vectors = bilstm(fwd, bwd, dy.lookup_batch(x, list(range(9))), lengths)
+            value = vectors.npvalue().T
+            loss = dy.sum_batches(dy.dot_product(vectors, dy.inputTensor(np.arange(72.).reshape(9, 8).T,
+                                                                         batched=True)))
+        else:
+            vectors = alone()
+            value = np.array([v.npvalue() for v in vectors])
+            loss = dy.esum([dy.dot_product(v, dy.inputVector(np.arange(8.) + 8 * k)) for k, v in enumerate(vectors)])
+        loss.backward()
+        grads = [x.grad_as_array().copy(), fwd.get_parameters()[0][0].grad_as_array().copy()]
+        if results:                  # (gradients add up until an update: the second run's are the difference)
+            grads = [g - g0 for g, g0 in zip(grads, results[0][1:])]
+        results.append((value, *grads))
+    for alone_, together_ in zip(*results):
+        assert together_ == pytest.approx(alone_, abs=1e-5)
+        assert np.abs(alone_).max() > 0
 
 
 def test_a_model_without_a_tagger_reads_the_input_tags_and_refuses_text_without(tmp_path):

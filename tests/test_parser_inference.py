@@ -86,8 +86,8 @@ def numpy_steps(model, sentences, predict_tags, follow=None):
 def dynet_scores(model, sentences, predict_tags, steps):
     """DyNet's scores at the same decisions, replayed on the model's own structures."""
     dy.renew_cg()
-    encoded = model._encode(sentences, None, to_tag(sentences, model.config.tagger, predict_tags))
-    parses = {i: model._start(e.items) for i, e in enumerate(encoded)}
+    encoded, _ = model._encode(sentences, None, to_tag(sentences, model.config.tagger, predict_tags))
+    parses = {i: model._start(items) for i, items in enumerate(encoded)}
     out = []
     for i, config, scores, action in steps:
         assert parses[i].config == config

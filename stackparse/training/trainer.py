@@ -208,11 +208,14 @@ def _better(value: float, best: float | None, maximize: bool) -> bool:
     return best is None or (value > best if maximize else value < best)
 
 
+_STAGING = ".tmp"
+
+
 def save_dir_atomically(directory: Path, write: Callable[[Path], None]) -> None:
     """Write a directory's contents into a temporary sibling, then swap it in: a crash leaves the old
     directory or the new one (between the renames, the old under `.old`: `existing_dir`), never half."""
     directory = Path(directory)
-    tmp, old = directory.with_name(directory.name + ".tmp"), directory.with_name(directory.name + ".old")
+    tmp, old = directory.with_name(directory.name + _STAGING), directory.with_name(directory.name + ".old")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     write(tmp)
@@ -221,6 +224,13 @@ def save_dir_atomically(directory: Path, write: Callable[[Path], None]) -> None:
         directory.rename(old)
     tmp.rename(directory)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def published(directory: Path) -> Path:
+    """Where a directory being written by `save_dir_atomically` (the `directory` its `write` was given) ends up;
+    any other directory stays where it is."""
+    directory = Path(directory)
+    return directory.with_name(directory.name.removesuffix(_STAGING))
 
 
 def hard_link(source: Path, target: Path) -> bool:
