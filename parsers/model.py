@@ -29,7 +29,8 @@ buffer, and the parser state also sees the vectors of the top items s0, s1 and b
 Training uses word dropout (unknown-word training, Kiperwasser & Goldberg 2016: a word becomes UNK
 with probability alpha / (alpha + count)) and, after `explore_after` epochs, exploration with a
 dynamic oracle (Ballesteros et al. 2016; see `loss`), its actions drawn ahead by the numpy engine of
-`parsers.inference` (`explore_every`). Decoding is greedy and batched: the sentences of a batch advance in
+`parsers.inference` (`explore_every`). The sentence encoder takes a whole batch of sentences as DyNet
+batches (an element per word: `_Batch`, `bilstm`); the transitions advance the batch's sentences in
 lockstep, and DyNet's autobatching computes each step's scores for all of them at once (`parsers.inference`
 decodes greedily in numpy).
 """
