@@ -97,16 +97,20 @@ def _path(engines: Sequence[NumpyParser], batch, encoded: Encoded, oracles: list
     actions = [[] for _ in batch]
     rows = [[] for _ in batch]
 
-    def choose(i, config, legal, scores):
-        if scores is None:
-            rows[i].append((np.full(TOP, legal[0]), np.zeros(TOP, np.float32)))
-            action = legal[0]
-        else:
-            ids, probs = _distribution(scores, legal, temperature)
-            rows[i].append(_top(ids, probs))
-            action = oracles[i][len(actions[i])] if oracles is not None else draw(scores, legal, 1.0, rng)
-        actions[i].append(action)
-        return action
+    def choose(active, configs, legal, scored, scores):
+        chosen = [lg[0] for lg in legal]
+        open_rows = dict(zip(scored, range(len(scored))))
+        sampled = {} if oracles is not None or not scored else \
+            dict(zip(scored, draw(scores, [legal[k] for k in scored], 1.0, rng)))
+        for k, i in enumerate(active):
+            if k not in open_rows:
+                rows[i].append((np.full(TOP, legal[k][0]), np.zeros(TOP, np.float32)))
+            else:
+                ids, probs = _distribution(scores[open_rows[k]], legal[k], temperature)
+                rows[i].append(_top(ids, probs))
+                chosen[k] = oracles[i][len(actions[i])] if oracles is not None else sampled[k]
+            actions[i].append(chosen[k])
+        return chosen
 
     lockstep(engines, batch, choose=choose, encoded=encoded)
     return [Path(a, np.array([ids for ids, _ in r], np.int32), np.array([p for _, p in r], np.float32),

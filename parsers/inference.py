@@ -47,9 +47,12 @@ from parsers.model import Parsed, best_tags, draw, tag_distribution, to_tag, vec
 from parsers.transitions import Configuration, OpKind, perform
 from stackparse.errors import UserError
 
-Chooser = Callable[[int, Configuration, list, "np.ndarray | None"], int]
-"""choose(sentence index in the batch, configuration, legal action ids, scores or None when only one
-action is legal) -> the action to take; for tests that follow or record a derivation."""
+Chooser = Callable[[list, list, list, list, "np.ndarray | None"], list]
+"""choose(active, configs, legal, scored, scores) -> the action of each sentence of `active` (batch indices of
+the sentences not yet done), instead of the best-scoring legal one: `configs` the batch's configurations,
+`legal[k]` the legal action ids of sentence active[k], `scored` the k whose choice is open (more than one legal
+action) and `scores` their rows, (len(scored), n_actions), None when none is open. One call per step for the
+whole batch (exploration draws all its actions in one go, `draw`); for exploration, distillation and tests."""
 
 F32 = np.float32
 _quiet = np.errstate(over="ignore")
@@ -584,15 +587,14 @@ def lockstep(engines: Sequence[NumpyParser], sentences, predict_tags: bool = Fal
             batch = [active[k] for k in scored]
             scores = first.scores(batch, runs[0]) if len(engines) == 1 else \
                 mean_probabilities([e.scores(batch, run) for e, run in zip(engines, runs)])
-        chosen = [lg[0] for lg in legal]
-        if scored and choose is None:                    # the best legal action of each, in one argmax
-            best = (scores + first.masks([legal[k] for k in scored])).argmax(axis=1)
-            for k, action in zip(scored, best.tolist()):
-                chosen[k] = action
         if choose is not None:
-            where = dict(zip(scored, range(len(scored))))
-            chosen = [choose(i, configs[i], legal[k], scores[where[k]] if k in where else None)
-                      for k, i in enumerate(active)]
+            chosen = choose(active, configs, legal, scored, scores)
+        else:
+            chosen = [lg[0] for lg in legal]
+            if scored:                                   # the best legal action of each, in one argmax
+                best = (scores + first.masks([legal[k] for k in scored])).argmax(axis=1)
+                for k, action in zip(scored, best.tolist()):
+                    chosen[k] = action
         for engine, run in zip(engines, runs):
             engine.advance(active, chosen, run)
         active = [i for i in active if not system.is_terminal(configs[i])]
@@ -679,15 +681,17 @@ def draw_explorations(engine: NumpyParser, sentences, alpha: float, rng: np.rand
     for chunk in length_batches([len(s.words) for s in sentences], batch_size, 8000):
         golds = [(tuple(sentences[i].heads), tuple(sentences[i].deprels)) for i in chunk]
 
-        def choose(i, config, legal, scores, chunk=chunk, golds=golds):
-            roll_out = out[chunk[i]]
-            if scores is None:
-                action, correct = legal[0], None
-            else:
-                action, correct = draw(scores, legal, alpha, rng), optimal(config, *golds[i])
-            roll_out.actions.append(action)
-            roll_out.correct.append(correct)
-            return action
+        def choose(active, configs, legal, scored, scores, chunk=chunk, golds=golds):
+            chosen = [lg[0] for lg in legal]
+            correct: list = [None] * len(active)
+            if scored:
+                for k, action in zip(scored, draw(scores, [legal[k] for k in scored], alpha, rng)):
+                    chosen[k], correct[k] = action, optimal(configs[active[k]], *golds[active[k]])
+            for i, action, right in zip(active, chosen, correct):
+                roll_out = out[chunk[i]]
+                roll_out.actions.append(action)
+                roll_out.correct.append(right)
+            return chosen
         engine.parse([sentences[i] for i in chunk], choose=choose)
     return out
 

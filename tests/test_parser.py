@@ -418,20 +418,25 @@ def test_confuse_puts_the_best_other_tag_on_a_share_of_the_words():
 
 
 def test_draw_is_the_generators_own_choice():
-    """`draw` repeats `Generator.choice`'s arithmetic without its checks: the same action from the same
-    stream, so that exploration does not depend on which of the two draws."""
+    """`draw` repeats `Generator.choice`'s arithmetic without its checks, for a batch of rows at once: the same
+    actions from the same stream as one `choice` per row in order, so that exploration does not depend on how
+    many sentences draw together."""
     import numpy as np
     from parsers.model import draw
     g = np.random.default_rng(0)
-    for trial in range(300):
-        scores = (g.standard_normal(40) * g.uniform(0.1, 20)).astype(np.float32)
-        legal = sorted(g.choice(40, g.integers(2, 40), replace=False).tolist())
+    for trial in range(100):
+        rows = int(g.integers(1, 6))
+        scores = (g.standard_normal((rows, 40)) * g.uniform(0.1, 20)).astype(np.float32)
+        legal = [sorted(g.choice(40, g.integers(2, 40), replace=False).tolist()) for _ in range(rows)]
         alpha = float(g.uniform(0.5, 2))
         ours, theirs = np.random.default_rng(trial), np.random.default_rng(trial)
         for _ in range(3):
-            logits = alpha * scores[legal]
-            p = np.exp(logits - logits.max())
-            assert draw(scores, legal, alpha, ours) == legal[theirs.choice(len(legal), p=p / p.sum())]
+            expected = []
+            for row, lg in zip(scores, legal):
+                logits = alpha * row[lg]
+                p = np.exp(logits - logits.max())
+                expected.append(lg[theirs.choice(len(lg), p=p / p.sum())])
+            assert draw(scores, legal, alpha, ours) == expected
 
 
 def test_explorations_drawn_by_a_second_process_are_reproducible(tmp_path):
