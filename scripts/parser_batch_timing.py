@@ -1,5 +1,5 @@
 """Milliseconds per training batch of the parser, split into building the graph (Python) and DyNet's forward,
-backward and update: static-oracle batches of 32 sentences of a treebank, the default model, random fixed vectors
+backward and update: static-oracle batches of 32 sentences (--batch-size) of a treebank, the default model, random fixed vectors
 of 100 dimensions in place of the README's files (their size does not change the graph), Adam.
 
     OPENBLAS_NUM_THREADS=1 taskset -c 0 python scripts/parser_batch_timing.py corpora/en.conllu --batches 30
@@ -29,6 +29,7 @@ def main() -> None:
     args = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     args.add_argument("treebank")
     args.add_argument("--batches", type=int, default=30)
+    args.add_argument("--batch-size", type=int, default=32, help="sentences a batch")
     a = args.parse_args()
     sentences = read_conllu(a.treebank)[0][:2000]
     vocab = Vocab.build(sentences)
@@ -44,7 +45,7 @@ def main() -> None:
     build = run = 0.0
     start = time.perf_counter()
     for b in range(a.batches):
-        batch = order[b * 32:(b + 1) * 32]
+        batch = order[b * a.batch_size:(b + 1) * a.batch_size]
         dy.renew_cg(autobatching=True)
         t0 = time.perf_counter()
         loss = model.loss([sentences[i] for i in batch], [oracles[i] for i in batch], rng) / len(batch)
@@ -55,7 +56,8 @@ def main() -> None:
         build, run = build + t1 - t0, run + time.perf_counter() - t1
     per = 1000 / a.batches
     print(f"{a.batches} batches: build {build * per:.0f} ms, forward+backward+update {run * per:.0f} ms, "
-          f"in all {(time.perf_counter() - start) * per:.0f} ms per batch")
+          f"in all {(time.perf_counter() - start) * per:.0f} ms per batch "
+          f"({(time.perf_counter() - start) * per / a.batch_size:.1f} ms per sentence)")
 
 
 if __name__ == "__main__":

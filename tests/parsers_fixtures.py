@@ -97,3 +97,14 @@ def random_trees(draw, max_words=12):
     for rank in range(1, n):
         heads[order[rank]] = order[draw(st.integers(0, rank - 1))]
     return heads
+
+
+def per_sentence(choose_one):
+    """A lockstep chooser (`parsers.inference.Chooser`: one call per step for the batch) from a function of one
+    sentence's decision, choose_one(sentence, configuration, legal ids, scores or None) -> action, called in the
+    batch's order: what tests that follow or record a derivation step by step read most easily."""
+    def choose(active, configs, legal, scored, scores):
+        rows = dict(zip(scored, range(len(scored))))
+        return [choose_one(i, configs[i], legal[k], scores[rows[k]] if k in rows else None)
+                for k, i in enumerate(active)]
+    return choose

@@ -9,7 +9,7 @@ from parsers.inference import Ensemble, NumpyParser, lockstep, mean_probabilitie
 from parsers.model import tag_distribution
 from stackparse.errors import UserError
 from tests.cli_runner import run
-from tests.parsers_fixtures import SMALL_CONLLU, write
+from tests.parsers_fixtures import SMALL_CONLLU, per_sentence, write
 from tests.test_parser_inference import sentences, tiny_model  # noqa: F401  (a fixture)
 
 
@@ -23,7 +23,7 @@ def replayed(engine, sentences, derivation):
     def choose(i, config, legal, scores):
         out.append(scores)
         return todo[i].pop(0)
-    lockstep([engine], sentences, False, choose)
+    lockstep([engine], sentences, False, per_sentence(choose))
     return out
 
 
@@ -45,7 +45,7 @@ def test_each_action_is_the_best_under_the_mean_probabilities(sentences):
         derivation.append((i, action))
         seen.append(scores)
         return action
-    lockstep([a, b], sentences[1], False, choose)
+    lockstep([a, b], sentences[1], False, per_sentence(choose))
     scored = 0
     for ours, sa, sb in zip(seen, replayed(a, sentences[1], derivation), replayed(b, sentences[1], derivation)):
         assert (ours is None) == (sa is None) == (sb is None)

@@ -22,7 +22,7 @@ from parsers.transitions import get_system
 from parsers.vocab import Vocab
 from stackparse.errors import UserError
 from tests.cli_runner import run
-from tests.parsers_fixtures import HEARING_DEPRELS, HEARING_HEADS, SMALL_CONLLU, write
+from tests.parsers_fixtures import HEARING_DEPRELS, HEARING_HEADS, SMALL_CONLLU, per_sentence, write
 
 TINY = ParserModelConfig(word_dim=12, upos_dim=6, char_dim=6, char_hidden=5, token_dim=12, context_dim=7,
                          lstm_dim=10, lstm_layers=2, action_dim=5, rel_dim=4, state_dim=9, tagger_dim=6)
@@ -79,7 +79,7 @@ def numpy_steps(model, sentences, predict_tags, follow=None):
         steps.append((i, config, scores, action))
         return action
 
-    NumpyParser(model).parse(sentences, predict_tags, choose)
+    NumpyParser(model).parse(sentences, predict_tags, per_sentence(choose))
     return steps
 
 
