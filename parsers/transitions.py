@@ -404,6 +404,7 @@ class TransitionSystem:
         self._by_name = {transition.name: transition for transition in self.transitions}
         self._moves = [(self._by_name[action.transition], action.label) for action in self.actions]
         self._index = {action.name: index for index, action in enumerate(self.actions)}
+        self._by_action = {action: index for index, action in enumerate(self.actions)}   # the oracles' lookup
         self._legal: dict[int, list[int]] = {}      # `legal`'s lists, by the valid moves and their arcs to ROOT
 
     def action_index(self, name: str) -> int:
@@ -489,10 +490,10 @@ class TransitionSystem:
             raise ValueError(f"{self.name}: no move from {config} leads to the gold tree "
                              f"(is it non-projective?)")
         transition, label = move
-        name = Action(transition.name, label).name
-        if name not in self._index:
+        action_id = self._by_action.get(Action(transition.name, label))
+        if action_id is None:
             raise ValueError(f"{self.name}: the gold label {label!r} is not one of the system's labels")
-        return self._index[name]
+        return action_id
 
     def oracle_sequence(self, gold_heads: Sequence[int], gold_deprels: Sequence[str]) -> list[int]:
         """The oracle's actions from the initial configuration to the end.
@@ -533,19 +534,23 @@ class TransitionSystem:
         if not gold.projective:
             raise ValueError(f"{self.name}: the dynamic oracle needs a projective gold tree")
         costs = self._costs(config, gold)
-        scored = []                    # (cost, action ids)
+        scored = []                    # (cost, action ids), in id order: transitions in order, ids in order in each
         for transition in self.transitions:
-            if transition.name not in costs or not transition.is_valid(config):
+            cost = costs.get(transition.name)
+            if cost is None or not transition.is_valid(config):
                 continue
-            ids, cost = self._label_ids(transition, config), costs[transition.name]
-            head, dependent = transition.arc(config) if transition.labeled else (None, None)
-            if transition.labeled and gold.heads[dependent] == head:    # then only its gold label is right
-                right = self._index[Action(transition.name, gold.deprels[dependent]).name]
-                scored += [(cost, [right]), (cost + 1, [a for a in ids if a != right])]
+            if not transition.labeled:
+                scored.append((cost, self._ids[transition.name][0]))
+                continue
+            head, dependent = transition.arc(config)
+            if gold.heads[dependent] == head:
+                # only the gold label is right; the move's other labels cost one more, so they are never the
+                # least of all: the gold label's costs less
+                scored.append((cost, [self._by_action[Action(transition.name, gold.deprels[dependent])]]))
             else:
-                scored.append((cost, ids))
+                scored.append((cost, self._ids[transition.name][head == ROOT]))    # `_label_ids`'s choice
         least = min((cost for cost, ids in scored if ids), default=0)
-        return sorted(a for cost, ids in scored if cost == least for a in ids)
+        return [a for cost, ids in scored if cost == least for a in ids]
 
     def _costs(self, config: Configuration, gold: GoldTree) -> dict[str, int]:
         """Per transition name, the gold arcs the move makes unreachable (valid moves only are
