@@ -1,12 +1,18 @@
 """Shared fixtures: a tiny task and a tiny experiment, so tests stay fast and deterministic."""
 from __future__ import annotations
 
-import parsers  # noqa: F401  (first: the parser's tests need DyNet's pools pre-allocated for autobatching)
-import dynet as dy
-import numpy as np
-import pytest
+import os
 
-from stackparse.tasks.base import Example, Protocol, Task
+# One BLAS thread per test worker, before numpy loads: the workers (pytest-xdist, pyproject.toml) already use
+# every core, and a product split over threads rounds differently from one computed whole.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import parsers  # noqa: E402,F401  (first: the parser's tests need DyNet's pools pre-allocated for autobatching)
+import dynet as dy  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from stackparse.tasks.base import Example, Protocol, Task  # noqa: E402
 
 
 class Parity(Task):
