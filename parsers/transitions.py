@@ -539,16 +539,14 @@ class TransitionSystem:
             cost = costs.get(transition.name)
             if cost is None or not transition.is_valid(config):
                 continue
-            if not transition.labeled:
-                scored.append((cost, self._ids[transition.name][0]))
-                continue
-            head, dependent = transition.arc(config)
-            if gold.heads[dependent] == head:
-                # only the gold label is right; the move's other labels cost one more, so they are never the
-                # least of all: the gold label's costs less
-                scored.append((cost, [self._by_action[Action(transition.name, gold.deprels[dependent])]]))
-            else:
-                scored.append((cost, self._ids[transition.name][head == ROOT]))    # `_label_ids`'s choice
+            ids = self._label_ids(transition, config)
+            if transition.labeled:
+                head, dependent = transition.arc(config)
+                if gold.heads[dependent] == head:
+                    # only the gold label is right; the move's other labels cost one more, so they are never the
+                    # least of all: the gold label's costs less
+                    ids = [self._by_action[Action(transition.name, gold.deprels[dependent])]]
+            scored.append((cost, ids))
         least = min((cost for cost, ids in scored if ids), default=0)
         return [a for cost, ids in scored if cost == least for a in ids]
 
