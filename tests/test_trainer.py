@@ -180,6 +180,17 @@ def test_same_seed_same_numbers(tmp_path, parity):
     assert [e["val_entropy"] for e in log(tmp_path / "x")] == [e["val_entropy"] for e in log(tmp_path / "y")]
 
 
+def test_train_loss_is_the_loss_per_unit_whatever_the_batch_size(tmp_path, parity):
+    # the losses are batch means (the update's scale); the epoch's `train_loss` undoes that, so that the same
+    # examples under the same weights (SGD at a rate of 1e-12) report the same loss per character at any batch size
+    losses = []
+    for batch_size in (1, 4):
+        train = TrainConfig(epochs=1, batch_size=batch_size, seed=3, optimizer="sgd", lr=1e-12)
+        Trainer(train, builder(parity, train), progress=False).fit(tmp_path / str(batch_size))
+        losses.append(log(tmp_path / str(batch_size))[0]["train_loss"])
+    assert losses[1] == pytest.approx(losses[0], rel=1e-5) and losses[0] > 0.5
+
+
 @pytest.mark.parametrize("bad", [dict(epochs=0), dict(lr=-1.0), dict(batch_size=0), dict(bptt=-2),
                                  dict(restarts=0), dict(optimizer="lbfgs"), dict(average=1.0),
                                  dict(average_every=0)])

@@ -223,8 +223,8 @@ TABLE3 = "Grefenstette et al. 2015, Table 3"
 # each model's defaults the paper's sizes (256 units, 256-dimensional values, a learned h_0); every model runs at
 # each of the paper's five RMSProp rates, and the report keeps the run of lowest training perplexity, over the rates
 # and the seeds, as the paper keeps its best model (§5): `validation.train_loss`, the kept epoch's training loss over
-# its 100 batches (the trainer's: per scored symbol, divided by the batch's 10 sequences; the same order as the
-# perplexity). The budget is the profile's: the paper trains "an unbounded number of steps".
+# its 100 batches (the trainer's: per scored symbol, the logarithm of the perplexity). The budget is the profile's:
+# the paper trains "an unbounded number of steps".
 RATES = (5e-3, 1e-3, 5e-4, 1e-4, 5e-5)
 # The paper reports each model at convergence, which this machine cannot reach for every run of the grid: the full
 # profiles train every run 10 minutes, then continue the one the rule keeps (of each task and column) to 30 minutes
@@ -519,8 +519,8 @@ SUITES = {s.name: s for s in [
     Suite("transduction",
           "Grefenstette et al. 2015, Table 3: copy, reversal, bigram flipping, SVO to SOV, gender conjugation; "
           "1-, 2-, 4- and 8-layer LSTMs and Stack-, Queue-, DeQue-LSTMs (256 units), the paper's recipe; coarse "
-          "accuracy on lengths 65-128 of the model of lowest training perplexity (validation.train_loss: the mean "
-          "loss of the kept epoch's 100 batches), as the paper selects",
+          "accuracy on lengths 65-128 of the model of lowest training perplexity (validation.train_loss: the kept "
+          "epoch's mean loss per scored symbol over its 100 batches), as the paper selects",
           TRANSDUCTION, TRANSDUCTION_COLUMNS,
           grefenstette_table3("test coarse"), metric="coarse_accuracy", paper=TABLE3, decimals=2,
           more_metrics=(("fine_accuracy", grefenstette_table3("test fine")),

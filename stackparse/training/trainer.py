@@ -129,7 +129,8 @@ class Objective(Protocol):
 
     def losses(self, batch) -> Iterator[tuple[dy.Expression, int]]:
         """(loss, units) per graph (one for full BPTT, one per truncated-BPTT segment), each built in a
-        fresh graph. A loss has `value()` and `backward()`: a `dy.Expression`, or a
+        fresh graph; the loss is the mean over the batch's sequences (the update's scale: the trainer multiplies
+        it back by `len(batch)` to report the loss per unit). A loss has `value()` and `backward()`: a `dy.Expression`, or a
         `stackparse.training.gradients.PrecomputedLoss` (gradients computed outside DyNet: RTRL, UORO)."""
 
     def validate(self) -> dict[str, float]:
@@ -409,7 +410,8 @@ class Trainer:
         """The inner loop: per loss of each batch, backward and an optimizer update (then the average's),
         bracketed by the hooks (which draw from `rng`), and the hooks once more around the request that finds
         the batch's losses exhausted (a hook cannot know that no update follows: Algorithm 2's noise draws once
-        more per minibatch, the draw order of the published numbers). Returns the summed loss values and
+        more per minibatch, the draw order of the published numbers). Returns the summed losses (each batch's
+        mean times its size: `train_loss` is then the loss per unit, whatever the batch size) and
         units over `batches` (any iterable: the speed measure stops early). `time_left(share of the epoch
         done, seconds)` says how long the run may still take, for the progress shown; `lr_at(share of the
         epoch done, seconds)`, if given, sets the learning rate before each batch where it gives one."""
@@ -428,7 +430,7 @@ class Trainer:
                         hook.before_update(optimizer, rng)
                     item = next(losses, None)
                     if item is not None:
-                        total_loss += item[0].value()
+                        total_loss += item[0].value() * len(batch)      # a loss is its batch's mean
                         total_units += item[1]
                         item[0].backward()
                         _update(optimizer, clip)
