@@ -130,8 +130,9 @@ class Objective(Protocol):
     def losses(self, batch) -> Iterator[tuple[dy.Expression, int]]:
         """(loss, units) per graph (one for full BPTT, one per truncated-BPTT segment), each built in a
         fresh graph; the loss is the mean over the batch's sequences (the update's scale: the trainer multiplies
-        it back by `len(batch)` to report the loss per unit). A loss has `value()` and `backward()`: a `dy.Expression`, or a
-        `stackparse.training.gradients.PrecomputedLoss` (gradients computed outside DyNet: RTRL, UORO)."""
+        it back by `len(batch)` to report the loss per unit). A loss has `value()` and `backward()`: a
+        `dy.Expression`, or a `stackparse.training.gradients.PrecomputedLoss` (gradients computed outside DyNet:
+        RTRL, UORO)."""
 
     def validate(self) -> dict[str, float]:
         """The epoch's metrics: `criterion`, and any others (`DONE`: the objective has no more to train)."""
