@@ -40,6 +40,25 @@ def _processor() -> str:
     return "".join(line for line in lines if line.startswith(("model name", "flags")))[:4000]
 
 
+VECTOR_EXTENSIONS = ("avx512f", "avx2", "fma", "neon", "asimd")
+"""The processor flags, of those /proc/cpuinfo lists, that a result records: the compiled kernels and the kernels
+OpenBLAS picks turn on them, so a speed measured on one machine holds on another only with the same ones
+(BENCHMARKS.md, "Which processor")."""
+
+
+def processor_summary(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The processor as a benchmark's result records it beside its speeds: model, logical cores, vector extensions
+    (`VECTOR_EXTENSIONS`), e.g. "AMD EPYC; 2 cores; avx2 fma"; machines of one name can differ in all three."""
+    try:
+        lines = cpuinfo.read_text().splitlines()
+    except OSError:
+        return f"{platform.processor() or platform.machine()}; {os.cpu_count()} cores"
+    fields = [line.partition(":") for line in lines]
+    model = next((value.strip() for key, _, value in fields if key.strip() == "model name"), platform.machine())
+    flags = set(next((value.split() for key, _, value in fields if key.strip() in ("flags", "Features")), []))
+    return "; ".join([model, f"{os.cpu_count()} cores", " ".join(f for f in VECTOR_EXTENSIONS if f in flags)])
+
+
 def _cache_dir() -> Path:
     return Path(os.environ.get("STACKPARSE_NATIVE_CACHE") or Path.home() / ".cache" / "stackparse" / "native")
 

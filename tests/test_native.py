@@ -29,3 +29,12 @@ def test_without_a_working_compiler_load_warns_and_gives_none(tmp_path, monkeypa
     with pytest.warns(UserWarning, match="could not compile broken.c"):
         assert _native.kernels(source, {"twice": "ip"}) is None
     assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_the_processor_summary_names_model_cores_and_vector_extensions(tmp_path, monkeypatch):
+    monkeypatch.setattr(_native.os, "cpu_count", lambda: 2)
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx fma avx2 bmi2\n\n"
+                       "processor\t: 1\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx fma avx2 bmi2\n")
+    assert _native.processor_summary(cpuinfo) == "AMD EPYC; 2 cores; avx2 fma"
+    assert _native.processor_summary(tmp_path / "absent").endswith("; 2 cores")

@@ -31,6 +31,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from stackparse.benchmarks.report import kept
+from stackparse._native import processor_summary
 from stackparse.benchmarks.suites import Job, suite_parts
 from stackparse.config import SettingError, to_dict, write_json
 from stackparse.errors import UserError
@@ -76,6 +77,7 @@ def run_job_here(job: Job, out: Path) -> dict:
         return record_error(job, out, _described(e), traceback.format_exc())
     result = {"job": dataclasses.asdict(job), "config": config, "metrics": metrics,
               "wall_seconds": time.perf_counter() - start, "machine": platform.platform(),
+              "processor": processor_summary(),
               "python": platform.python_version(), "versions": {p: _version(p) for p in VERSIONED}}
     write_json(run_dir / "result.json", result)
     (run_dir / "error.json").unlink(missing_ok=True)      # of an earlier, failed attempt
