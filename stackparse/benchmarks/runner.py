@@ -30,8 +30,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from stackparse.benchmarks.report import kept
 from stackparse._native import processor_summary
+from stackparse.benchmarks.report import kept
 from stackparse.benchmarks.suites import Job, suite_parts
 from stackparse.config import SettingError, to_dict, write_json
 from stackparse.errors import UserError
