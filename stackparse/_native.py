@@ -31,11 +31,21 @@ them a division) vectorise: nothing here reads the floating-point exception flag
 _loaded: dict[Path, ctypes.CDLL | None] = {}
 
 
+CPUINFO = Path("/proc/cpuinfo")
+
+
+def _cpuinfo_lines(cpuinfo: Path = CPUINFO) -> list[str] | None:
+    """The lines of the kernel's processor description, or None where there is none (not Linux)."""
+    try:
+        return cpuinfo.read_text().splitlines()
+    except OSError:
+        return None
+
+
 def _processor() -> str:
     """What -march=native compiles for: the processor's model and flags."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
+    lines = _cpuinfo_lines()
+    if lines is None:
         return platform.processor()
     return "".join(line for line in lines if line.startswith(("model name", "flags")))[:4000]
 
@@ -46,12 +56,11 @@ OpenBLAS picks turn on them, so a speed measured on one machine holds on another
 (BENCHMARKS.md, "Which processor")."""
 
 
-def processor_summary(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+def processor_summary(cpuinfo: Path = CPUINFO) -> str:
     """The processor as a benchmark's result records it beside its speeds: model, logical cores, vector extensions
     (`VECTOR_EXTENSIONS`), e.g. "AMD EPYC; 2 cores; avx2 fma"; machines of one name can differ in all three."""
-    try:
-        lines = cpuinfo.read_text().splitlines()
-    except OSError:
+    lines = _cpuinfo_lines(cpuinfo)
+    if lines is None:
         return f"{platform.processor() or platform.machine()}; {os.cpu_count()} cores"
     fields = [line.partition(":") for line in lines]
     model = next((value.strip() for key, _, value in fields if key.strip() == "model name"), platform.machine())
