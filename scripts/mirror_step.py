@@ -10,6 +10,7 @@ pass are printed: on a shared machine the fastest is the least disturbed.
     OPENBLAS_NUM_THREADS=1 taskset -c 0 python scripts/mirror_step.py neural-stack neural-queue neural-deque
     python scripts/mirror_step.py neural-deque --batches 40 --repeats 7
     python scripts/mirror_step.py neural-stack --hidden 8 --memory-size 8    # the step's fixed cost: no arithmetic
+    python scripts/mirror_step.py neural-stack --openblas    # the products by OpenBLAS alone, not few_row_products.c
 """
 import argparse
 import statistics
@@ -47,7 +48,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hidden", type=int, default=0, help="controller units (0: the model's default)")
     parser.add_argument("--memory-size", type=int, default=0, help="memory values' size (0: the model's default)")
+    parser.add_argument("--openblas", action="store_true",
+                        help="the step's products by OpenBLAS alone, as where few_row_products.c does not run")
     args = parser.parse_args()
+    if args.openblas:
+        neural_stack_arrays._few_row_products = lambda: None
     task = get_task("reversal")
     call = neural_stack_arrays._Product.__call__
     for name in args.models:

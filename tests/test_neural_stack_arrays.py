@@ -203,8 +203,14 @@ def test_scoring_through_the_mirror_gives_the_graphs_results(rng, name):
     assert [r.nll for r in mirrored] == pytest.approx([r.nll for r in graphed], rel=1e-5)
 
 
+@pytest.fixture
+def openblas_only(monkeypatch):
+    """Products by numpy's OpenBLAS alone, as on a processor where `few_row_products.c` does not run."""
+    monkeypatch.setattr(neural_stack_arrays, "_few_row_products", lambda: None)
+
+
 @pytest.mark.parametrize("rows,blocks", [(10, 2), (40, 1), (2, 1)])
-def test_a_product_cut_into_column_blocks_is_the_product(rng, rows, blocks):
+def test_a_product_cut_into_column_blocks_is_the_product(rng, openblas_only, rows, blocks):
     weights = rng.normal(size=(512, 300)).astype(np.float32)
     product = _Product(weights, rows)
     assert len(product.blocks) == blocks
@@ -212,12 +218,40 @@ def test_a_product_cut_into_column_blocks_is_the_product(rng, rows, blocks):
     assert np.allclose(product(x), x @ weights, rtol=1e-5, atol=1e-4)
 
 
-def test_narrow_blocks_of_a_column_major_product_are_views_of_it(rng):
+def test_narrow_blocks_of_a_column_major_product_are_views_of_it(rng, openblas_only):
     weights = np.asfortranarray(rng.normal(size=(1024, 300)).astype(np.float32))     # a gradient's W^T, 10 rows
     product = _Product(weights, 10)
     assert len(product.blocks) == 4 and all(np.shares_memory(block, weights) for _, block in product.blocks)
     x = rng.normal(size=(10, 1024)).astype(np.float32)
     assert np.allclose(product(x), x @ weights, rtol=1e-5, atol=1e-4)
+
+
+FEW_ROWS = pytest.mark.skipif(neural_stack_arrays._few_row_products() is None,
+                              reason="few_row_products.c runs only on AVX2 without AVX-512")
+
+
+@FEW_ROWS
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 5, 6, 7, 10, 12, 13, 25])
+@pytest.mark.parametrize("columns", [258, 1024])
+def test_the_compiled_product_of_few_rows_is_the_product(rng, rows, columns):
+    """Every block of rows and strips, a last strip of two columns (the signals' 2 + 256), more rows than one
+    block; W row-major (a forward product) and column-major (a backward one's W^T); x and out rows of a wider
+    array (a step's rows of the minibatch's)."""
+    for weights in (rng.normal(size=(300, columns)), np.asfortranarray(rng.normal(size=(300, columns)))):
+        product = _Product(weights.astype(np.float32), 25)
+        assert product.kernel is not None
+        wide = rng.normal(size=(rows, 400)).astype(np.float32)
+        x, out = wide[:, 50:350], np.full((rows, columns + 7), 9.0, np.float32)
+        result = product(x, out=out[:, 3:3 + columns])
+        assert np.shares_memory(result, out)
+        assert np.allclose(result, x.astype(np.float64) @ weights, rtol=1e-5, atol=1e-4)
+        assert (out[:, :3] == 9).all() and (out[:, 3 + columns:] == 9).all()                # nothing written beyond
+        assert np.allclose(product(np.ascontiguousarray(x)), result, rtol=1e-6, atol=1e-6)
+
+
+@FEW_ROWS
+def test_many_rows_go_to_openblas(rng):
+    assert _Product(rng.normal(size=(64, 64)).astype(np.float32), neural_stack_arrays.FEW_ROWS + 1).kernel is None
 
 
 @pytest.mark.parametrize("lengths", [(1, 6, 6, 3), (4, 4), (1,)])

@@ -127,14 +127,35 @@ def live_rows(T: int, t: int, ends: int, bottoms: int) -> tuple[int, int]:
     return base - bottoms * (t + 1), base + (ends - bottoms) * (t + 1)
 
 
+FEW_ROWS = 32
+"""Products of at most this many rows go to `few_row_products.c` where it runs: beyond, OpenBLAS's packing of W is
+a small share of one call, and its kernels reach the arithmetic's speed."""
+MOST_ROWS = 12
+"""The rows `few_row_products.c` takes at once (its MOST_ROWS): its scratch holds K floats for each."""
+
+
 class _Product:
     """x W for a fixed W (K, N) and x of at most `rows` rows. A step's products have few rows (the minibatch's
-    running sequences) and large weights, and OpenBLAS's general sgemm packs the whole W at every call, which costs
-    more than the arithmetic; W is cut into blocks of columns whose products stay under `SMALL_PRODUCT`, each
-    then done by the small-matrix kernel: about half the time at 10 rows (BENCHMARKS.md). Many rows: one product."""
+    running sequences) and large weights. Where the processor has AVX2 without AVX-512, W is packed once for the
+    compiled product of `few_row_products.c` (twice OpenBLAS's speed there at ten rows: BENCHMARKS.md), which takes
+    every call of two rows or more (at one row OpenBLAS is as fast). Elsewhere OpenBLAS's general sgemm would pack
+    the whole W at every call, which costs more than the arithmetic; W is cut into blocks of columns whose products
+    stay under `SMALL_PRODUCT`, each then done by the small-matrix kernel: about half the time at 10 rows
+    (BENCHMARKS.md). Many rows: one product."""
 
     def __init__(self, W: np.ndarray, rows: int):
         K, self.n = W.shape
+        self.kernel = _few_row_products() if rows <= FEW_ROWS else None
+        if self.kernel is not None:
+            full, rest = divmod(self.n, 8)
+            self.packed = np.empty((full + (rest > 0), K, 8), FLOAT)               # strip, k, its 8 columns
+            self.packed[:full] = W[:, :8 * full].reshape(K, full, 8).transpose(1, 0, 2)
+            if rest:
+                self.packed[full, :, rest:] = 0
+                self.packed[full, :, :rest] = W[:, 8 * full:]
+            self.scratch = np.empty(K * MOST_ROWS, FLOAT)
+            self.blocks = [(slice(0, self.n), W)]                       # for a call of one row
+            return
         width = SMALL_PRODUCT // max(rows * K, 1) // 16 * 16
         if width >= self.n or width < NARROWEST:
             width = self.n
@@ -143,6 +164,14 @@ class _Product:
                        for j in range(0, self.n, width)]
 
     def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if self.kernel is not None and len(x) >= 2:
+            if out is None:
+                out = np.empty((len(x), self.n), FLOAT)
+            assert x.dtype == out.dtype == FLOAT and x.strides[1] == out.strides[1] == x.itemsize    # rows in order
+            self.kernel.packed_product(len(x), x.shape[1], self.n, x.ctypes.data, x.strides[0] // x.itemsize,
+                                       self.packed.ctypes.data, out.ctypes.data, out.strides[0] // out.itemsize,
+                                       self.scratch.ctypes.data)
+            return out
         if len(self.blocks) == 1:
             return np.matmul(x, self.blocks[0][1], out=out)
         if out is None:
@@ -398,6 +427,19 @@ class LSTMArrays:
         by_symbol = np.zeros((len(w.embedding), len(ids)), FLOAT)                  # one-hot, (n_inputs, N)
         by_symbol[ids, np.arange(len(ids))] = 1
         return lstm, signals, [g.sum(axis=0) for g in gh], by_symbol @ g_x
+
+
+@cache
+def _few_row_products():
+    """The compiled product of few rows (`few_row_products.c`), or None where it does not run: no C compiler, or a
+    processor without AVX2 and FMA, or with AVX-512 (OpenBLAS's kernels there)."""
+    kernel = compiled(Path(__file__).with_name("few_row_products.c"),
+                      {"few_row_products_available": "p", "packed_product": "iiipippip"})
+    if kernel is None:
+        return None
+    yes = np.zeros(1, np.int32)
+    kernel.few_row_products_available(yes.ctypes.data)
+    return kernel if yes[0] else None
 
 
 @cache
