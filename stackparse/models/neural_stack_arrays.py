@@ -143,19 +143,28 @@ class _Product:
     stay under `SMALL_PRODUCT`, each then done by the small-matrix kernel: about half the time at 10 rows
     (BENCHMARKS.md). Many rows: one product."""
 
-    def __init__(self, W: np.ndarray, rows: int):
+    def __init__(self, W: np.ndarray, rows: int, scale: np.ndarray | None = None):
+        """W's columns multiplied by `scale` (N,) first, if given."""
         K, self.n = W.shape
         self.kernel = _few_row_products() if rows <= FEW_ROWS else None
         if self.kernel is not None:
+            # W packed strip by strip (strip, k, its 8 columns) and scaled in the same pass: the copies are a
+            # minibatch's fixed cost, some 5 % of a step at batch 10
             full, rest = divmod(self.n, 8)
-            self.packed = np.empty((full + (rest > 0), K, 8), FLOAT)               # strip, k, its 8 columns
-            self.packed[:full] = W[:, :8 * full].reshape(K, full, 8).transpose(1, 0, 2)
+            self.packed = np.empty((full + (rest > 0), K, 8), FLOAT)
+            strips = W[:, :8 * full].reshape(K, full, 8).transpose(1, 0, 2)
+            if scale is None:
+                self.packed[:full] = strips
+            else:
+                np.multiply(strips, scale[:8 * full].reshape(full, 1, 8), out=self.packed[:full])
             if rest:
                 self.packed[full, :, rest:] = 0
-                self.packed[full, :, :rest] = W[:, 8 * full:]
+                self.packed[full, :, :rest] = W[:, 8 * full:] * (1 if scale is None else scale[8 * full:])
             self.scratch = np.empty(K * MOST_ROWS, FLOAT)
-            self.blocks = [(slice(0, self.n), W)]                       # for a call of one row
+            self.blocks = [(slice(0, self.n), W if scale is None else W * scale)]      # for a call of one row
             return
+        if scale is not None:
+            W = W * scale
         width = SMALL_PRODUCT // max(rows * K, 1) // 16 * 16
         if width >= self.n or width < NARROWEST:
             width = self.n
@@ -257,10 +266,10 @@ class LSTMArrays:
             bias = np.concatenate([_array(e.b_du), _array(e.b_v)])
             bias[:2 * ends] += self.signal_offsets
             scale = _halved(2 * ends, len(bias))                                         # d_t, u_t
-            signals = (_Product(weights * scale, rows), _Product(weights.T, rows), bias * scale)
+            signals = (_Product(weights, rows, scale), _Product(weights.T, rows), bias * scale)
         output = [_array(p) for p in parts.output] if parts.output else (None, None)
         return _Weights(
-            x_in=x_in, gates=[_Product(g * gate_scale, rows) for g in gates],
+            x_in=x_in, gates=[_Product(g, rows, gate_scale) for g in gates],
             gates_back=[_Product(g.T, rows) for g in gates], gate_bias=[b * gate_scale for b in biases],
             signals=signals[0], signals_back=signals[1], signal_bias=signals[2],
             output=output[0], output_bias=output[1], V=_array(model.V), c=_array(model.c),
