@@ -161,6 +161,7 @@ class _Product:
                 self.packed[full, :, rest:] = 0
                 self.packed[full, :, :rest] = W[:, 8 * full:] * (1 if scale is None else scale[8 * full:])
             self.scratch = np.empty(K * MOST_ROWS, FLOAT)
+            self.at = (self.packed.ctypes.data, self.scratch.ctypes.data)          # `_at`'s microsecond, once
             self.blocks = [(slice(0, self.n), W if scale is None else W * scale)]      # for a call of one row
             return
         if scale is not None:
@@ -177,9 +178,9 @@ class _Product:
             if out is None:
                 out = np.empty((len(x), self.n), FLOAT)
             assert x.dtype == out.dtype == FLOAT and x.strides[1] == out.strides[1] == x.itemsize    # rows in order
-            self.kernel.packed_product(len(x), x.shape[1], self.n, x.ctypes.data, x.strides[0] // x.itemsize,
-                                       self.packed.ctypes.data, out.ctypes.data, out.strides[0] // out.itemsize,
-                                       self.scratch.ctypes.data)
+            packed, scratch = self.at
+            self.kernel.packed_product(len(x), x.shape[1], self.n, x.ctypes.data, x.strides[0] // x.itemsize, packed,
+                                       out.ctypes.data, out.strides[0] // out.itemsize, scratch)
             return out
         if len(self.blocks) == 1:
             return np.matmul(x, self.blocks[0][1], out=out)
