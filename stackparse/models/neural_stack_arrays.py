@@ -147,25 +147,19 @@ class _Product:
         """W's columns multiplied by `scale` (N,) first, if given."""
         K, self.n = W.shape
         self.kernel = _few_row_products() if rows <= FEW_ROWS else None
+        if scale is not None:
+            W = W * scale           # then packed: faster than numpy's multiply into the packed layout
         if self.kernel is not None:
-            # W packed strip by strip (strip, k, its 8 columns) and scaled in the same pass: the copies are a
-            # minibatch's fixed cost, some 5 % of a step at batch 10
             full, rest = divmod(self.n, 8)
-            self.packed = np.empty((full + (rest > 0), K, 8), FLOAT)
-            strips = W[:, :8 * full].reshape(K, full, 8).transpose(1, 0, 2)
-            if scale is None:
-                self.packed[:full] = strips
-            else:
-                np.multiply(strips, scale[:8 * full].reshape(full, 1, 8), out=self.packed[:full])
+            self.packed = np.empty((full + (rest > 0), K, 8), FLOAT)              # strip, k, its 8 columns
+            self.packed[:full] = W[:, :8 * full].reshape(K, full, 8).transpose(1, 0, 2)
             if rest:
                 self.packed[full, :, rest:] = 0
-                self.packed[full, :, :rest] = W[:, 8 * full:] * (1 if scale is None else scale[8 * full:])
+                self.packed[full, :, :rest] = W[:, 8 * full:]
             self.scratch = np.empty(K * MOST_ROWS, FLOAT)
             self.at = (self.packed.ctypes.data, self.scratch.ctypes.data)          # `_at`'s microsecond, once
-            self.blocks = [(slice(0, self.n), W if scale is None else W * scale)]      # for a call of one row
+            self.blocks = [(slice(0, self.n), W)]                                   # for a call of one row
             return
-        if scale is not None:
-            W = W * scale
         width = SMALL_PRODUCT // max(rows * K, 1) // 16 * 16
         if width >= self.n or width < NARROWEST:
             width = self.n
