@@ -232,7 +232,8 @@ RATES = (5e-3, 1e-3, 5e-4, 1e-4, 5e-5)
 # so made at 10 minutes, not at convergence; the budget goes where the selection puts it (docs/benchmarks.md).
 CONTINUED_MINUTES = 30.0
 # How far more training takes a run: `long` trains one run per task and column at the task's rate (the paper's grid's
-# middle, the one the full profile keeps for most cells) for more than three times the full profile's kept budget.
+# middle, the one the full profile keeps for most cells) for up to more than three times the full profile's kept
+# budget; the task's patience still ends a run whose validation has stopped improving.
 LONG_MINUTES = 100.0
 # The deque runs at its default start (the queue's) and at its stack-like start: each learns tasks the other does not
 # (docs/deque.md), and the paper restarted its runs until they learnt (Appendix B), so the selection rule keeps one of
@@ -257,8 +258,8 @@ TRANSDUCTION_PROFILES = {
                     note=f"1 seed, the paper's five rates, 10 minutes of training per run, the run kept continued to "
                          f"{CONTINUED_MINUTES:g} minutes (the paper: until convergence)"),
     "long": Profile(1, {"max_minutes": LONG_MINUTES}, grid={},
-                    note=f"1 seed, RMSProp at 1e-3 only, {LONG_MINUTES:g} minutes of training per run (the paper: until "
-                         f"convergence)"),
+                    note=f"1 seed, RMSProp at 1e-3 only, at most {LONG_MINUTES:g} minutes of training per run, the task's "
+                         f"patience stopping it earlier (the paper: until convergence)"),
     "full-512": Profile(1, {"max_minutes": 10.0}, grid={"hidden": (256, 512), "lr": RATES},
                         continued={"max_minutes": CONTINUED_MINUTES},
                         note=f"1 seed, 256 and 512 units, the paper's five rates, 10 minutes of training per run, the "
