@@ -31,19 +31,19 @@ def main() -> None:
     task, rng = get_task(args.task), np.random.default_rng(0)
     ns = [n for n in range(max(args.lo, task.min_n()), args.hi + 1) for _ in range(args.samples)]
     examples = [task.sample(rng, n) for n in ns]
-    bands = np.array(ns) // args.band
+    lengths = np.array(ns)
+    bands = [lengths // args.band == b for b in np.unique(lengths // args.band)]       # a mask per band
     columns = []
     for run in args.runs:
         results = score_examples(load(run)[1].model, examples)
         measures = np.array([(r.correct, r.fine, r.prefix) for r in results], float)
-        columns.append({b: measures[bands == b].mean(axis=0) for b in np.unique(bands)})
+        columns.append([measures[band].mean(axis=0) for band in bands])
     print("coarse / fine accuracy / target symbols right before the first error (mean)\n")
     print("| source length | " + " | ".join(Path(run).name for run in args.runs) + " |")
     print("|---|" + "---|" * len(args.runs))
-    for b in np.unique(bands):
-        lengths = [n for n in ns if n // args.band == b]
-        print(f"| {min(lengths)}-{max(lengths)} | "
-              + " | ".join("{:.2f} / {:.2f} / {:.1f}".format(*column[b]) for column in columns) + " |")
+    for i, band in enumerate(bands):
+        print(f"| {lengths[band].min()}-{lengths[band].max()} | "
+              + " | ".join("{:.2f} / {:.2f} / {:.1f}".format(*column[i]) for column in columns) + " |")
 
 
 if __name__ == "__main__":

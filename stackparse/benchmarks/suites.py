@@ -232,8 +232,8 @@ RATES = (5e-3, 1e-3, 5e-4, 1e-4, 5e-5)
 # so made at 10 minutes, not at convergence; the budget goes where the selection puts it (docs/benchmarks.md).
 CONTINUED_MINUTES = 30.0
 # How far more training takes a run: `long` trains one run per task and column at the task's rate (the paper's grid's
-# middle, the one the full profile keeps for most cells) for up to more than three times the full profile's kept
-# budget; the task's patience still ends a run whose validation has stopped improving.
+# middle, the one the full profile keeps for most cells) for up to 100 minutes, more than three times the full
+# profile's kept budget; the task's patience still ends a run whose validation has stopped improving.
 LONG_MINUTES = 100.0
 # The deque runs at its default start (the queue's) and at its stack-like start: each learns tasks the other does not
 # (docs/deque.md), and the paper restarted its runs until they learnt (Appendix B), so the selection rule keeps one of
