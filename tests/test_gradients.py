@@ -120,8 +120,13 @@ class Signs:
     def __init__(self, signs):
         self.signs = iter(signs)
 
-    def integers(self, low, high):
-        return 1
+    def integers(self, low, high, size=None):
+        """DyNet's seed; with `size` (k, n, d), the next k steps' signs as rng.integers(0, 2) draws them (the
+        compiled UORO draws a step's passes at once)."""
+        if size is None:
+            return 1
+        signs = np.stack([self.choice(None, size[1:]) for _ in range(size[0])])
+        return ((signs + 1) / 2).astype(np.int64)
 
     def choice(self, values, size):
         signs = next(self.signs)

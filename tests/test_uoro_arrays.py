@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from stackparse.models import get_model_class
+from stackparse.models.arrays import nspda_kernel
 from stackparse.models.nspda import ALPHAS
 from stackparse.memories.discrete_stack import Action
 from stackparse.sequences import pad
@@ -198,3 +199,21 @@ def test_binary_weights_of_a_scale_are_its_multiples_in_both_engines():
     model.config = replace(model.config, discretize_training=True)           # the rounding in training too
     binary, _, ternary, _ = model.array_rounding()
     assert np.array_equal(binary(model.Ws.as_array()), Ws) and np.array_equal(ternary(model.Wa.as_array()), Wa)
+
+
+@pytest.mark.parametrize("refine", [1, 4])
+@pytest.mark.parametrize("name, options", [(name, options) for name, options in SETTINGS if name != "rnn2"] +
+                         [("nspda2", {}), ("nspda3", {"readout": "state-read"}), ("nspda2", {"pairing": "state-read"})])
+def test_compiled_uoro_is_the_numpy_loops(name, options, refine):
+    """The NSPDA's UORO compiled (`nspda_uoro.c`, every pass in one call, the random numbers drawn first) gives the
+    numpy loop's loss and estimate from the same generator, with the paper's read values, refinement and hints: the
+    same draws in the same order, the same arithmetic up to the order of the sums."""
+    if nspda_kernel() is None:
+        pytest.skip("no C compiler")
+    model, batch = model_of(name, options), batch_of()
+    cell, params = model.array_cell(), model.trained_parameters()
+    hints = {e: tuple(t % 3 == 1 for t in range(len(e))) for e in batch}.__getitem__
+    numpy_loop = uoro(cell, params, batch, np.random.default_rng(3), refine=refine, hints=hints, compiled=False)
+    compiled = uoro(cell, params, batch, np.random.default_rng(3), refine=refine, hints=hints)
+    assert compiled.loss == pytest.approx(numpy_loop.loss, rel=1e-12)
+    np.testing.assert_allclose(flat(compiled.grads), flat(numpy_loop.grads), rtol=1e-10, atol=1e-11)

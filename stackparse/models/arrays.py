@@ -22,6 +22,10 @@ alpha) are drawn from the numpy generator the step is given, once per step for t
 `ALPHAS`' no-op, push and pop intervals, in that order), and once per minibatch for the initial read: the same
 distribution as the DyNet model's draws, from another generator.
 
+For nspda2 and nspda3, `nspda_uoro.c` is this step with its products and UORO's update (`stackparse.training.
+gradients`) in C, every pass of a minibatch in one call (`nspda_kernel`): online SGD, one string a minibatch as the
+paper trains, leaves numpy's fixed cost per operation nothing to share out.
+
 With `discretize_training` the step runs on the rounded weights (`ArrayCell.used`: the model's `weights` in numpy,
 one function a recurrent parameter, `rounding`). Their gradient passes straight through to the continuous ones, so
 the products are the same functions of the values used, and the gradients the same numbers.
@@ -29,10 +33,13 @@ the products are the same functions of the values used, and the gradients the sa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Callable, NamedTuple
 
 import numpy as np
 
+from stackparse._native import kernels
 from stackparse.encoders.nspda import DOWN, UP
 from stackparse.memories.discrete_stack import EMPTY, ArrayStack
 
@@ -213,12 +220,17 @@ class NSPDAArrays(ArrayCell):
         states[:, 0] = 1.0
         return np.concatenate([states, self.codes(rng)(stack.top())], axis=1), stack
 
+    def read_values_of(self, rng) -> np.ndarray:
+        """Eq. 6's values of a step, (3, R): each read neuron's when off, on and gone, drawn from `rng` in that order
+        (`alphas`); one-hot reads (no draws): 0, 1, 0."""
+        if self.read_values == "onehot":
+            return np.array([np.zeros(self.reads), np.ones(self.reads), np.zeros(self.reads)])
+        return np.array([rng.uniform(lo, hi, size=self.reads) for lo, hi in self.alphas])
+
     def codes(self, rng):
         """e(.) of a step (`NSPDA.codes`): tops (n,) (and, for the POP candidate, the tops it pops) -> (n, R)."""
         eye = np.eye(self.reads)
-        if self.read_values == "onehot":
-            return lambda tops, popped=None: eye[self.ids(tops)]
-        off, on, gone = (rng.uniform(lo, hi, size=self.reads) for lo, hi in self.alphas)
+        off, on, gone = self.read_values_of(rng)
 
         def e(tops, popped=None):
             code = off + (on - off) * eye[self.ids(tops)]
@@ -299,3 +311,10 @@ class NSPDAArrays(ArrayCell):
             grid = d_hidden.reshape(len(s), self.reads, self.n)                     # [b, l, n]: h = n + N l
             d_state = np.concatenate([np.einsum("bln,bl->bn", grid, r), np.einsum("bln,bn->bl", grid, s)], axis=1)
         return Loss(total, d_state, self.padded(d_readout))
+
+
+@cache
+def nspda_kernel():
+    """UORO over a minibatch of the NSPDA compiled (`nspda_uoro.c`: `NSPDAArrays`' step and its products, and UORO's
+    update, every pass of every sequence in one call), or None where no C compiler works (`stackparse._native`)."""
+    return kernels(Path(__file__).with_name("nspda_uoro.c"), {"nspda_uoro": "pp"})

@@ -46,7 +46,9 @@ their rows views; ν is still drawn in batch order. What it needs of a step, (�
 ∂ℓ/∂s_t and ∂ℓ/∂θ, comes from one of two sources:
 - `_ArraySteps`, a model's `ArrayCell` (`stackparse.models.arrays`: rnn2, nspda2 and nspda3 in numpy, the
   derivatives written by hand, the per-sequence gradients of a linear layer batched as outer products): fast, what
-  training uses (`methods.Online`). It draws eq. 6's read values from `rng`.
+  training uses (`methods.Online`). It draws eq. 6's read values from `rng`. For nspda2 and nspda3 the whole loop,
+  this update included, runs compiled (`_compiled_uoro`, `stackparse/models/nspda_uoro.c`) where a C compiler
+  works: the same numbers drawn in the same order, the same arithmetic; the numpy loop is its reference.
 - `_DyNetSteps`, any DyNet `Cell` (the generic path, and the reference the mirror is tested against): copy c is
   fed s + α_c s̃ with α_c = 0, so the gradient in α_c is ((∂f/∂s) s̃)_c, exact; the batch runs with θ + z_b
   (z_b = 0, one per sequence) and νᵀ s_t is differentiated, so the gradient in z_b is νᵀ ∂f/∂θ; the loss is taken
@@ -70,7 +72,7 @@ from stackparse._dynet import product as matmul
 from stackparse._dynet_views import views
 from stackparse.cells import Cell, advance, memory_of, tiled
 from stackparse.config import check, setting
-from stackparse.models.arrays import ArrayCell, Loss
+from stackparse.models.arrays import ArrayCell, Loss, NSPDAArrays, nspda_kernel
 from stackparse.sequences import Example, pad, reattach
 from stackparse.training.refinement import hint_matrix
 
@@ -189,7 +191,7 @@ def rtrl(cell: Cell, params: Sequence[dy.Parameters], examples: Sequence[Example
 
 def uoro(cell: Cell | ArrayCell, params: Sequence[dy.Parameters], examples: Sequence[Example],
          rng: np.random.Generator, epsilon: float = 1e-7, refine: int = 1,
-         hints: Callable[[Example], tuple] | None = None) -> Gradient:
+         hints: Callable[[Example], tuple] | None = None, compiled: bool = True) -> Gradient:
     """Unbiased online recurrent optimization: a rank-one, unbiased estimate of RTRL's gradient per sequence.
 
     Args:
@@ -199,9 +201,13 @@ def uoro(cell: Cell | ArrayCell, params: Sequence[dy.Parameters], examples: Sequ
             read values it draws, if any), then at each pass the signs ν of the n running sequences,
             `rng.choice([-1.0, 1.0], size=(n, d))`, row b for the b-th of them in batch order.
         epsilon: keeps the normalisers finite while s̃ or θ̃ are zero.
+        compiled: an NSPDA's mirror runs the whole loop compiled (`_compiled_uoro`) where a C compiler works; false:
+            the numpy loop here, step by step.
     Returns:
         The loss (exact) and an unbiased estimate of its gradient.
     """
+    if compiled and isinstance(cell, NSPDAArrays) and (kernel := nspda_kernel()) is not None:
+        return _compiled_uoro(kernel, cell, params, examples, rng, epsilon, refine, hints)
     order = np.argsort([-len(e) for e in examples], kind="stable")      # longest first: the running are a prefix
     source = (_ArraySteps if isinstance(cell, ArrayCell) else _DyNetSteps)(cell, params, [examples[i] for i in order],
                                                                           rng, refine, hints)
@@ -218,6 +224,46 @@ def uoro(cell: Cell | ArrayCell, params: Sequence[dy.Parameters], examples: Sequ
             total += out.loss.total
             grad += out.loss.params + np.einsum("bd,bd->b", out.loss.state, s_tilde[:n]) @ theta_tilde[:n]
     return Gradient(total, source.unflatten(grad))
+
+
+def _compiled_uoro(kernel, cell: NSPDAArrays, params: Sequence[dy.Parameters], examples: Sequence[Example],
+                   rng: np.random.Generator, epsilon: float, refine: int,
+                   hints: Callable[[Example], tuple] | None) -> Gradient:
+    """`uoro` over an NSPDA's mirror with every pass in C (`stackparse/models/nspda_uoro.c`): the numpy loop costs
+    about 25 small array operations a pass, a few microseconds each whatever their size, and online SGD (one string
+    a minibatch, the paper's) cannot amortise them. The random numbers are drawn first, from `rng` in the order the
+    numpy loop draws them (the initial read's values, then each pass's ν, then, at a step's last pass, the step's
+    read values), so the two give the same estimate up to the order of their sums (and a quantizer's tie, which the
+    order of the sums may break the other way)."""
+    order = np.argsort([-len(e) for e in examples], kind="stable")
+    examples = [examples[i] for i in order]
+    inputs, targets, mask = (np.ascontiguousarray(a) for a in pad(examples))
+    lengths, length, batch = np.array([len(e) for e in examples], dtype=np.int64), len(inputs), len(examples)
+    hinted = hint_matrix(examples, length, hints if refine > 1 else None).astype(np.uint8)
+    theta = [np.ascontiguousarray(th, dtype=float) for th in cell.used([p.as_array() for p in params])]
+    state, stack = cell.start(batch, length, rng)
+    d, size = state.shape[1], cell.size
+    nus, values = np.zeros((length * refine, batch, d)), np.zeros((length, 3, cell.reads))
+    n = None
+    for t in range(length):
+        if n != (running := int((lengths > t).sum())):
+            n, to_sorted = running, np.argsort(np.argsort(order[:running]))
+        # the K passes' ν in one draw: numpy's generator gives rng.choice([-1.0, 1.0], size) one 32-bit draw a sign,
+        # as it does rng.integers(0, 2, size), and draws in turn what one larger call draws at once (numpy's own
+        # implementation; tests/test_uoro_arrays.py holds the two paths to the same estimate)
+        nus[t * refine:(t + 1) * refine, :n] = (2.0 * rng.integers(0, 2, size=(refine, n, d)) - 1.0)[:, to_sorted]
+        values[t] = cell.read_values_of(rng)
+    total, grad = np.zeros(1), np.zeros(size)
+    arrays = [*theta, inputs.astype(np.int64), targets.astype(np.int64), mask.astype(float), hinted, lengths,
+              np.ascontiguousarray(state), stack.symbols, stack.depth, nus, values, np.array([epsilon]), total, grad,
+              np.zeros((batch, d)), np.zeros((batch, size)), np.zeros(size)]
+    pointers = np.array([a.ctypes.data for a in arrays], dtype=np.uintp)
+    pairing = int(cell.order == 2 and cell.pairing != "read-input")
+    ints = np.array([batch, cell.n, cell.inputs, theta[4].shape[0], theta[0].shape[1], size, cell.order, pairing,
+                     int(cell.quantize_states), int(cell.action_quantizer == "paper"), int(cell.readout != "state"),
+                     refine, stack.symbols.shape[1]], dtype=np.int64)
+    kernel.nspda_uoro(ints.ctypes.data, pointers.ctypes.data)
+    return Gradient(float(total[0]), _unflatten(grad, [th.shape for th in theta]))
 
 
 def uoro_update(s_tilde: np.ndarray, theta_tilde: np.ndarray, forward: np.ndarray, vjp: np.ndarray, nu: np.ndarray,

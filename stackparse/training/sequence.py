@@ -201,6 +201,7 @@ class SequenceObjective:
         self.rng = np.random.default_rng([validation_seed, 4])
         self.epoch, self.epoch_examples = 0, []
         self.converged: list[bool] = []     # Algorithm 1's record: converged on V after each epoch
+        self._lengths: tuple[int, int] | None = None
 
     def param_collection(self) -> dy.ParameterCollection:
         return self.pc
@@ -229,11 +230,16 @@ class SequenceObjective:
 
     def lengths(self) -> tuple[int, int]:
         """The shortest and longest training lengths (Algorithm 1's N_max = maxLen(D)): of the training split of a
-        task with fixed splits, else the task's training range."""
-        if self.task.fixed_splits:
-            sizes = [e.n for e in self.task.split("train")]
-            return min(sizes), max(sizes)
-        return self.task.protocol.train_n
+        task with fixed splits, else the task's training range. Read once: the noise hooks ask for the stage
+        before every update, and a pass over the split each time was a fifth of an online epoch (BENCHMARKS.md,
+        "The stage read once")."""
+        if self._lengths is None:
+            if self.task.fixed_splits:
+                sizes = [e.n for e in self.task.split("train")]
+                self._lengths = min(sizes), max(sizes)
+            else:
+                self._lengths = tuple(self.task.protocol.train_n)
+        return self._lengths
 
     def stage(self) -> int:
         """The two-stage schedule's stage at the current epoch: 1 or 2, or 0 without it (for the hooks)."""
