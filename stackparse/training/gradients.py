@@ -237,7 +237,7 @@ def _compiled_uoro(kernel, cell: NSPDAArrays, params: Sequence[dy.Parameters], e
     order of the sums may break the other way)."""
     order = np.argsort([-len(e) for e in examples], kind="stable")
     examples = [examples[i] for i in order]
-    inputs, targets, mask = (np.ascontiguousarray(a) for a in pad(examples))
+    inputs, targets, mask = pad(examples)
     lengths, length, batch = np.array([len(e) for e in examples], dtype=np.int64), len(inputs), len(examples)
     hinted = hint_matrix(examples, length, hints if refine > 1 else None).astype(np.uint8)
     theta = [np.ascontiguousarray(th, dtype=float) for th in cell.used([p.as_array() for p in params])]
@@ -254,8 +254,9 @@ def _compiled_uoro(kernel, cell: NSPDAArrays, params: Sequence[dy.Parameters], e
         nus[t * refine:(t + 1) * refine, :n] = (2.0 * rng.integers(0, 2, size=(refine, n, d)) - 1.0)[:, to_sorted]
         values[t] = cell.read_values_of(rng)
     total, grad = np.zeros(1), np.zeros(size)
-    arrays = [*theta, inputs.astype(np.int64), targets.astype(np.int64), mask.astype(float), hinted, lengths,
-              np.ascontiguousarray(state), stack.symbols, stack.depth, nus, values, np.array([epsilon]), total, grad,
+    arrays = [*theta, *(a.astype(kind, order="C") for a, kind in ((inputs, np.int64), (targets, np.int64),
+                                                                     (mask, float))), hinted, lengths,
+              state, stack.symbols, stack.depth, nus, values, np.array([epsilon]), total, grad,
               np.zeros((batch, d)), np.zeros((batch, size)), np.zeros(size)]
     pointers = np.array([a.ctypes.data for a in arrays], dtype=np.uintp)
     pairing = int(cell.order == 2 and cell.pairing != "read-input")

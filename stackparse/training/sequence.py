@@ -231,8 +231,8 @@ class SequenceObjective:
     def lengths(self) -> tuple[int, int]:
         """The shortest and longest training lengths (Algorithm 1's N_max = maxLen(D)): of the training split of a
         task with fixed splits, else the task's training range. Read once: the noise hooks ask for the stage
-        before every update, and a pass over the split each time was a fifth of an online epoch (BENCHMARKS.md,
-        "The stage read once")."""
+        before every update, and a pass over the split each time was a large share of an online epoch
+        (BENCHMARKS.md, "UORO compiled")."""
         if self._lengths is None:
             if self.task.fixed_splits:
                 sizes = [e.n for e in self.task.split("train")]
