@@ -11,7 +11,7 @@ from stackparse.errors import UserError
 from stackparse.models import MODELS, ModelConfig
 from stackparse.tasks import get_task
 from stackparse.training import TrainConfig, Trainer, trainer
-from stackparse.training.clipping import ElementClip
+from stackparse.training.clipping import ElementClip, NormRescue
 from stackparse.training.sequence import SequenceDataConfig, SequenceObjective
 
 DATA = SequenceDataConfig(epoch_size=40, stream_examples=1, validation_size=20)
@@ -47,6 +47,23 @@ def test_gradient_clipping_bounds_the_update(kind):
         assert np.linalg.norm(p.as_array()) == pytest.approx(15.0, rel=1e-4)
     else:
         assert p.as_array() == pytest.approx([-15.0, 15.0, -5.0])
+
+
+def test_norm_clipping_holds_where_dynets_single_precision_norm_overflows():
+    # elements of 1e20 are finite in DyNet's floats, their squares are not: DyNet's clipping refuses the update, the
+    # rescue rescales in double precision, and the step is the clipped one, as for a small gradient
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters((3,), init=0.0)
+    opt = dy.SimpleSGDTrainer(pc, learning_rate=1.0)
+    opt.set_clip_threshold(15.0)
+    dy.renew_cg()
+    loss = dy.dot_product(dy.parameter(p), dy.inputVector([1e20, -2e20, 5.0]))
+    loss.forward()
+    loss.backward()
+    with pytest.raises(trainer.Diverged, match="norm is inf"):
+        trainer._update(opt, None, None)
+    trainer._update(opt, None, NormRescue(pc, 15.0))
+    assert p.as_array() == pytest.approx(-15.0 * np.array([1.0, -2.0, 0.0]) / np.sqrt(5.0), rel=1e-5)
 
 
 def test_element_clipping_in_training_and_divergence(tmp_path, parity):

@@ -1,6 +1,6 @@
 """Element-wise ("hard") gradient clipping: every element of every parameter's gradient clipped to [-c, c] before
 the update, where DyNet's own clipping (`TrainConfig.clip_kind` "norm") rescales the whole gradient to a norm of at
-most c.
+most c; and `NormRescue`, which finishes DyNet's norm clipping where its float arithmetic cannot.
 
 Why both. "Hard clipping" is what the recurrent language-model line of work calls the element-wise rule: Joulin &
 Mikolov (2015) write "a hard clipping of 15" citing Mikolov's thesis, and their released Stack RNN clips every
@@ -9,6 +9,14 @@ back-propagated error vector element-wise to [-15, 15] at each step of BPTT (fac
 norm; its higher-order networks learn by UORO, which has no back-propagated error to clip, so what can be clipped
 there is the gradient's elements. Which rule the paper ran, its text does not settle: both are settings, and
 BENCHMARKS.md measures them side by side.
+
+DyNet sums the squares of the gradient's elements in single precision, so its norm clipping finds a norm of inf
+(and refuses to update: "Magnitude of gradient is bad") once an element passes about 1.8e19, though every element is
+finite and the rule, a rescaling to norm c, is defined. UORO's estimates reach that size in the NSPDA paper's
+recipe (norms of 1e22 in a^n b^n's runs: BENCHMARKS.md, "Diverged runs"), and those runs stopped as diverged where the
+paper's clipping bounds the step. `NormRescue` computes the norm in double precision and rescales the gradient to c
+itself; DyNet's clipping then finds it at its bound. A gradient with an element past single precision's range
+(inf in DyNet's memory) has lost its direction, and still ends the run.
 
 DyNet's Python API cannot write a gradient; the views of `stackparse._dynet_views` can, and the update that follows
 (DyNet's optimizer, its own clipping off) applies what they leave. Lookup parameters (embedding tables) have no
@@ -52,4 +60,27 @@ class ElementClip:
                 warnings.warn(f"element-wise gradient clipping leaves the gradients of lookup parameters "
                               f"{', '.join(trained)} unclipped (DyNet gives no view of them)")
             self.lookups = []           # looked at once: a copy of each table per update would cost more
+        return True
+
+
+class NormRescue:
+    """Called when DyNet's norm clipping found the gradient's norm not finite: rescales every gradient of the
+    collection to norm `threshold`, the norm computed in double precision (the module docstring); returns False where
+    that cannot be done (an element not finite, a parameter without a view, a lookup table with a gradient), and the
+    run has diverged. Called on that rare path only, it costs nothing otherwise."""
+
+    def __init__(self, pc: dy.ParameterCollection, threshold: float):
+        self.pc, self.threshold = pc, threshold
+
+    def __call__(self) -> bool:
+        grads = [views(p) for p in self.pc.parameters_list()]
+        if any(view is None for view in grads) or any(np.any(lookup.grad_as_array())
+                                                      for lookup in self.pc.lookup_parameters_list()):
+            return False
+        grads = [view.grad for view in grads]
+        if not all(np.isfinite(g).all() for g in grads):
+            return False
+        norm = np.sqrt(sum(np.sum(np.square(g, dtype=np.float64)) for g in grads))
+        for g in grads:
+            np.multiply(g, self.threshold / norm, out=g, casting="same_kind")
         return True

@@ -18,7 +18,8 @@ BENCHMARKS.md, issue 17). `optimizer_state` chooses what gives way:
   and a resumed run is exactly the uninterrupted one, for every optimizer.
 
 A run that diverges (a gradient that is not finite, which neither clipping can bound, or a validation
-criterion that is not finite) stops there and keeps its best epoch, as a run stopped by its time budget does;
+criterion that is not finite; a finite gradient too large for DyNet's single-precision norm is clipped all the same,
+`clipping.NormRescue`) stops there and keeps its best epoch, as a run stopped by its time budget does;
 the log and the result say where and why (`diverged`). A paper's table counts such a run by the model it had
 learnt, and a benchmark of many runs must not lose one to a traceback. Diverging before the first epoch is
 done leaves no model: that is an error.
@@ -44,7 +45,7 @@ from tqdm import tqdm
 from stackparse.config import check, setting, write_json
 from stackparse.errors import UserError
 from stackparse.training.averaging import ParameterAverage
-from stackparse.training.clipping import CLIP_KINDS, ElementClip
+from stackparse.training.clipping import CLIP_KINDS, ElementClip, NormRescue
 from stackparse.training.schedules import SCHEDULES
 
 OPTIMIZERS = {
@@ -419,6 +420,7 @@ class Trainer:
         total_loss, total_units, start = 0.0, 0, time.perf_counter()
         cfg = self.config
         clip = ElementClip(objective.param_collection(), cfg.clip) if cfg.clip_kind == "value" and cfg.clip else None
+        rescue = NormRescue(objective.param_collection(), cfg.clip) if cfg.clip_kind == "norm" and cfg.clip else None
         lines, last_line = self.progress and not sys.stderr.isatty(), start
         with tqdm(batches, desc=desc, unit="batch", disable=None if self.progress else True, leave=False) as bar:
             for done, batch in enumerate(bar, 1):
@@ -434,7 +436,7 @@ class Trainer:
                         total_loss += item[0].value() * len(batch)      # a loss is its batch's mean
                         total_units += item[1]
                         item[0].backward()
-                        _update(optimizer, clip)
+                        _update(optimizer, clip, rescue)
                         if average is not None:
                             average.update()
                     for hook in hooks:
@@ -533,17 +535,21 @@ class _Restart:
     mark: float = 0.0           # when the time budget last counted (`time.perf_counter`)
 
 
-def _update(optimizer: dy.Trainer, clip: ElementClip | None) -> None:
-    """The optimizer's update, after `clip` where there is one; a gradient that cannot be clipped (not finite) is
-    `Diverged`."""
+def _update(optimizer: dy.Trainer, clip: ElementClip | None, rescue: NormRescue | None) -> None:
+    """The optimizer's update, after `clip` where there is one; a gradient whose norm DyNet's clipping finds not
+    finite is rescaled by `rescue` and applied, and one that cannot be (not finite) is `Diverged`."""
     if clip is not None and not clip():
         raise Diverged("the gradient is not finite")
     try:
         optimizer.update()
+        return
     except RuntimeError as error:
         if not str(error).startswith("Magnitude of gradient is bad"):
             raise
-        raise Diverged(f"the gradient's norm is {str(error).rsplit(' ', 1)[-1]}") from None
+        why = f"the gradient's norm is {str(error).rsplit(' ', 1)[-1]}"
+    if rescue is None or not rescue():
+        raise Diverged(why)
+    optimizer.update()          # the norm now at the threshold: DyNet's clipping finds it finite
 
 
 def duration(seconds: float) -> str:
