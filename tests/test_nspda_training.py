@@ -289,3 +289,21 @@ def test_a_grammar_examples_step_targets_are_its_prefixes_acceptance_and_eq_15_r
     assert every_step(example, "own") == Example(example.inputs, (0, 1, 0, 0), (True,) * 4, 4)
     with pytest.raises(ValueError, match="labelled True"):
         task.example("abab", True)
+
+
+def test_the_test_evaluates_whatever_mode_training_left_the_model_in(monkeypatch):
+    # a run that diverges stops inside an epoch, its model in training mode (eq. 6's read values drawn at random);
+    # the test evaluates it as validation does (the intervals' midpoints)
+    from stackparse.experiments import sequence
+    seen = []
+
+    class Report:
+        def to_dict(self):
+            return {}
+
+    monkeypatch.setattr(sequence, "evaluate_sizes", lambda model, *args, **kwargs: seen.append(model.training) or Report())
+    experiment = sequence.SequenceExperiment(sequence.SequenceExperiment.defaults("pda-anbn-random", "nspda2"))
+    objective = experiment.build(1)
+    objective.model.training = True
+    experiment.test(objective)
+    assert seen == [False]

@@ -117,6 +117,7 @@ class SequenceExperiment(Kind):
 
     def test(self, objective: SequenceObjective) -> dict:
         s = self.settings
+        objective.model.training = False    # a run that diverged stopped inside an epoch, its model in training mode
         report = evaluate_sizes(objective.model, self.task, np.random.default_rng([s.train.seed, 2]), s.test_n,
                                 mirror=s.data.mirror)
         return {"task": s.task, "model": s.model, "seed": s.train.seed, **report.to_dict()}

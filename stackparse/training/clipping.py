@@ -12,9 +12,9 @@ BENCHMARKS.md measures them side by side.
 
 DyNet sums the squares of the gradient's elements in single precision, so its norm clipping finds a norm of inf
 (and refuses to update: "Magnitude of gradient is bad") once an element passes about 1.8e19, though every element is
-finite and the rule, a rescaling to norm c, is defined. UORO's estimates reach that size in the NSPDA paper's
-recipe (norms of 1e22 in a^n b^n's runs: BENCHMARKS.md, "Diverged runs"), and those runs stopped as diverged where the
-paper's clipping bounds the step. `NormRescue` computes the norm in double precision and rescales the gradient to c
+finite and the rule, a rescaling to norm c, is defined. UORO's estimates pass that size under the NSPDA paper's
+recipe (BENCHMARKS.md, "Runs that diverged: DyNet's single-precision norm"), and those runs stopped as diverged where
+the paper's clipping bounds the step. `NormRescue` computes the norm in double precision and rescales the gradient to c
 itself; DyNet's clipping then finds it at its bound. A gradient with an element past single precision's range
 (inf in DyNet's memory) has lost its direction, and still ends the run.
 
