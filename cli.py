@@ -339,10 +339,13 @@ def program(grammar, order, strength, binary_scale, out):
 @click.option("--tasks", metavar="TEXT", default="",
               help="run only the tasks whose name contains TEXT (e.g. \"random\"); the report shows every run "
                    "finished in --out")
+@click.option("--only-seeds", metavar="S,S,...", default="",
+              help="run only these of the seeds 1..--seeds (e.g. \"3,5\": a run's seed says what it draws, so seed 3 "
+                   "alone is the same run as seed 3 of all); the report shows every run finished in --out")
 @click.option("--quiet", is_flag=True, help="no progress bar (the summary and the report only)")
 @click.option("--plan", is_flag=True, help="run nothing: say what is left to run in --out (runs finished, begun, "
               "not begun; kept runs to continue) and the training time it takes at most, from each run's budget")
-def bench(suite, profile, seeds, workers, scheduler, out, columns, tasks, quiet, plan):
+def bench(suite, profile, seeds, workers, scheduler, out, columns, tasks, only_seeds, quiet, plan):
     """Run benchmark SUITE over several seeds on Dask, then write its report (report.md, report.json,
     plots).
 
@@ -368,8 +371,9 @@ def bench(suite, profile, seeds, workers, scheduler, out, columns, tasks, quiet,
     from stackparse.benchmarks.runner import plan_benchmark, run_benchmark
     from stackparse.training.trainer import duration
     out = out or Path("runs") / (f"bench-{suite}" if profile == "full" else f"bench-{suite}-{profile}")
+    only_seeds = _seed_list(only_seeds)
     if plan:
-        left = plan_benchmark(suite, out, profile, seeds, columns, tasks)
+        left = plan_benchmark(suite, out, profile, seeds, columns, tasks, only_seeds)
         unbudgeted = f"; {left.unbudgeted} runs without a time budget not counted" if left.unbudgeted else ""
         click.echo(f"{suite}, profile {profile}, in {out}: {left.finished} runs finished, {left.begun} begun (they "
                    f"continue from their checkpoints), {left.waiting} not begun, {left.continuations} kept runs to "
@@ -379,11 +383,23 @@ def bench(suite, profile, seeds, workers, scheduler, out, columns, tasks, quiet,
     _on_interrupt(lambda: f"the finished runs are kept in {out}; the same command runs the others")
     start = time.perf_counter()
     done = run_benchmark(suite, out, profile, seeds, workers, scheduler, progress=not quiet, columns=columns,
-                         tasks=tasks)
+                         tasks=tasks, only_seeds=only_seeds)
     continued = f", {done.continued} kept runs continued" if done.continued else ""
     click.echo(f"{done.jobs} runs: {done.skipped} finished before, {done.ran} run now{continued} ({done.failed} "
                f"failed) in {time.perf_counter() - start:.0f} s")
     click.echo(_report(out))
+
+
+def _seed_list(text: str) -> tuple[int, ...]:
+    """--only-seeds' "3,5" as (3, 5); a word that is not a positive number is a usage error."""
+    try:
+        seeds = tuple(int(word) for word in text.replace(" ", "").split(",") if word)
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: give seeds as numbers separated by commas, e.g. 3,5",
+                                 param_hint="--only-seeds") from None
+    if any(seed < 1 for seed in seeds):
+        raise click.BadParameter(f"{text!r}: seeds count from 1", param_hint="--only-seeds")
+    return seeds
 
 
 @main.command()

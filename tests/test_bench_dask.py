@@ -155,6 +155,19 @@ def test_columns_and_tasks_run_only_the_jobs_named(tmp_path, monkeypatch):
     assert "two: no column has 'gru' in its label" in run("report", tmp_path, "--columns", "gru", ok=False)
 
 
+def test_only_seeds_run_only_those_seeds(tmp_path, monkeypatch):
+    one = suites.Suite("one", "one column", ("anbn",), (suites.Column("rnn", "rnn", {"hidden": 4}),), {},
+                       overrides=suites.get_suite("smoke").overrides)
+    monkeypatch.setitem(suites.SUITES, one.name, one)
+    assert "1 runs: 0 finished before, 1 run now (0 failed)" in run("bench", "one", "--seeds", "3", "--only-seeds",
+                                                                    "2", "--out", tmp_path)
+    assert [p.parent.name for p in tmp_path.glob("*/result.json")] == ["anbn--rnn--s2"]
+    assert "no job of one has '' in its column's label and '' in its task and one of the seeds 4" in run(
+        "bench", "one", "--seeds", "3", "--only-seeds", "4", "--out", tmp_path, ok=False)
+    assert "seeds count from 1" in run("bench", "one", "--only-seeds", "0", "--out", tmp_path, ok=False)
+    assert "give seeds as numbers" in run("bench", "one", "--only-seeds", "x", "--out", tmp_path, ok=False)
+
+
 def test_profiles_set_seeds_and_training(tmp_path):
     counting = suites.get_suite("counting")
     quick, full = counting.jobs(counting.profile("quick").seeds, "quick"), counting.jobs(3, "full")

@@ -146,14 +146,14 @@ class Outcome:
 
 def run_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int | None = None,
                   workers: int = 1, scheduler: str | None = None, progress: bool = True, columns: str = "",
-                  tasks: str = "") -> Outcome:
+                  tasks: str = "", only_seeds: tuple[int, ...] = ()) -> Outcome:
     """Run every job of suite `name` (a composite: of each part, into OUT/PART) not yet finished in `out`,
     with the suites' `profile` and `seeds` per experiment (default: the profile's), on a local Dask
     cluster of `workers` processes or the existing one at `scheduler` (host:port). A job interrupted
     before continues from its last checkpoint. `progress`: a bar of the runs, with each running job's
     last finished epoch. `columns`: only the columns whose label contains it, `tasks`: only the tasks whose name
-    contains it (a choice that leaves no job is refused)."""
-    jobs, cells = _suite_jobs(name, Path(out), profile, seeds, columns, tasks, claim=True)
+    contains it, `only_seeds`: only those seeds (a choice that leaves no job is refused)."""
+    jobs, cells = _suite_jobs(name, Path(out), profile, seeds, columns, tasks, claim=True, only_seeds=only_seeds)
     for job, d in jobs:     # a continuation stopped before its end: the shorter run's record counts again
         if (d / job.key / SHORTER).is_file() and not (d / job.key / "result.json").is_file():
             (d / job.key / SHORTER).replace(d / job.key / "result.json")
@@ -188,9 +188,9 @@ class Plan:
 
 
 def plan_benchmark(name: str, out: Path | str, profile: str = "full", seeds: int | None = None, columns: str = "",
-                   tasks: str = "") -> Plan:
+                   tasks: str = "", only_seeds: tuple[int, ...] = ()) -> Plan:
     """`run_benchmark`'s work left in `out` (its arguments' meaning), for a suite that resumes across sittings."""
-    jobs, cells = _suite_jobs(name, Path(out), profile, seeds, columns, tasks, claim=False)
+    jobs, cells = _suite_jobs(name, Path(out), profile, seeds, columns, tasks, claim=False, only_seeds=only_seeds)
     counts, minutes, unbudgeted = {"finished": 0, "begun": 0, "waiting": 0}, 0.0, 0
     beyond = defaultdict(float)     # cell -> minutes a begun run trained past its budget: a continuation under way
     for job, d in jobs:
@@ -240,10 +240,12 @@ def _trained_seconds(log: Path) -> float:
 
 
 def _suite_jobs(name: str, out: Path, profile: str, seeds: int | None, columns: str, tasks: str,
-                claim: bool) -> tuple[list[tuple[Job, Path]], dict]:
+                claim: bool, only_seeds: tuple[int, ...] = ()) -> tuple[list[tuple[Job, Path]], dict]:
     """Suite `name`'s jobs, each with its results directory (a composite's part has its own under `out`), and its
     cells: (directory, task, column label) -> (suite part, its jobs), over which the continuations are chosen.
-    `claim`: write each directory's suite.json (`_claim`); else only refuse a directory of another suite's."""
+    `claim`: write each directory's suite.json (`_claim`); else only refuse a directory of another suite's.
+    `only_seeds`: of the seeds 1..`seeds`, only these run (the cells still count every seed: a continuation waits
+    for all of them)."""
     parts = suite_parts(name)
     _claim(out, name, profile, seeds or parts[0].profile(profile).seeds, claim)
     jobs, cells = [], {}
@@ -253,10 +255,13 @@ def _suite_jobs(name: str, out: Path, profile: str, seeds: int | None, columns: 
         _claim(part_out, suite.name, profile, n, claim)
         d = part_out.resolve()                          # absolute: workers may start elsewhere
         for job in suite.only(columns, tasks).jobs(n, profile):
-            jobs.append((job, d))
+            if not only_seeds or job.seed in only_seeds:
+                jobs.append((job, d))
             cells.setdefault((d, job.task, job.label), (suite, []))[1].append((job, d))
     if not jobs:
-        raise UserError(f"no job of {name} has {columns!r} in its column's label and {tasks!r} in its task")
+        seeds_named = f" and one of the seeds {', '.join(map(str, only_seeds))}" if only_seeds else ""
+        raise UserError(f"no job of {name} has {columns!r} in its column's label and {tasks!r} in its "
+                        f"task{seeds_named}")
     return jobs, cells
 
 
