@@ -66,6 +66,21 @@ def test_norm_clipping_holds_where_dynets_single_precision_norm_overflows():
     assert p.as_array() == pytest.approx(-15.0 * np.array([1.0, -2.0, 0.0]) / np.sqrt(5.0), rel=1e-5)
 
 
+def test_norm_clipping_takes_a_precomputed_gradient_past_single_precision_from_its_double_values():
+    # an element of 1e40 is inf in DyNet's floats; the gradient UORO computed holds it in double precision
+    from stackparse.training.gradients import PrecomputedLoss
+    pc = dy.ParameterCollection()
+    p = pc.add_parameters((3,), init=0.0)
+    opt = dy.SimpleSGDTrainer(pc, learning_rate=1.0)
+    opt.set_clip_threshold(15.0)
+    loss = PrecomputedLoss(0.0, (p,), (np.array([1e40, -2e40, 5.0]),))
+    with np.errstate(over="ignore"):
+        loss.backward()
+    assert not np.isfinite(p.grad_as_array()).all()
+    trainer._update(opt, None, NormRescue(pc, 15.0), loss)
+    assert p.as_array() == pytest.approx(-15.0 * np.array([1.0, -2.0, 0.0]) / np.sqrt(5.0), rel=1e-5)
+
+
 def test_element_clipping_in_training_and_divergence(tmp_path, parity):
     # a run trains under it (the gradient elements are what SGD applies), and a gradient that is not finite still
     # stops the run as diverged

@@ -15,8 +15,10 @@ DyNet sums the squares of the gradient's elements in single precision, so its no
 finite and the rule, a rescaling to norm c, is defined. UORO's estimates pass that size under the NSPDA paper's
 recipe (BENCHMARKS.md, "Runs that diverged: DyNet's single-precision norm"), and those runs stopped as diverged where
 the paper's clipping bounds the step. `NormRescue` computes the norm in double precision and rescales the gradient to c
-itself; DyNet's clipping then finds it at its bound. A gradient with an element past single precision's range
-(inf in DyNet's memory) has lost its direction, and still ends the run.
+itself; DyNet's clipping then finds it at its bound. An element past single precision's range (3.4e38) is inf in
+DyNet's memory, its direction lost there; where the gradient was computed outside DyNet (UORO, RTRL, a numpy mirror:
+`stackparse.training.gradients.PrecomputedLoss`, in double precision) the rescue takes it from there instead, so
+that only a gradient not finite in double precision, or backpropagated by DyNet, still ends the run.
 
 DyNet's Python API cannot write a gradient; the views of `stackparse._dynet_views` can, and the update that follows
 (DyNet's optimizer, its own clipping off) applies what they leave. Lookup parameters (embedding tables) have no
@@ -65,22 +67,29 @@ class ElementClip:
 
 class NormRescue:
     """Called when DyNet's norm clipping found the gradient's norm not finite: rescales every gradient of the
-    collection to norm `threshold`, the norm computed in double precision (the module docstring); returns False where
-    that cannot be done (an element not finite, a parameter without a view, a lookup table with a gradient), and the
-    run has diverged. Called on that rare path only, it costs nothing otherwise."""
+    collection to norm `threshold`, the norm computed in double precision (the module docstring), from the loss's own
+    double-precision gradient where it has one (`grads`: DyNet's memory then holds that gradient alone, the trainer
+    updating after each loss); returns False where that cannot be done (an element not finite, a parameter without a
+    view, a lookup table with a gradient), and the run has diverged. Called on that rare path only, it costs nothing
+    otherwise."""
 
     def __init__(self, pc: dy.ParameterCollection, threshold: float):
         self.pc, self.threshold = pc, threshold
 
-    def __call__(self) -> bool:
-        grads = [views(p) for p in self.pc.parameters_list()]
-        if any(view is None for view in grads) or any(np.any(lookup.grad_as_array())
-                                                      for lookup in self.pc.lookup_parameters_list()):
+    def __call__(self, loss=None) -> bool:
+        params = self.pc.parameters_list()
+        memory = [views(p) for p in params]
+        if any(view is None for view in memory) or getattr(loss, "lookups", ()) or any(
+                np.any(lookup.grad_as_array()) for lookup in self.pc.lookup_parameters_list()):
             return False
-        grads = [view.grad for view in grads]
+        exact = {p.name(): g for p, g in zip(loss.params, loss.grads)} if hasattr(loss, "grads") else {}
+        grads = [np.asarray(exact.get(p.name(), view.grad), dtype=np.float64) for p, view in zip(params, memory)]
         if not all(np.isfinite(g).all() for g in grads):
             return False
-        norm = np.sqrt(sum(np.sum(np.square(g, dtype=np.float64)) for g in grads))
-        for g in grads:
-            np.multiply(g, self.threshold / norm, out=g, casting="same_kind")
+        largest = max(float(np.abs(g).max(initial=0.0)) for g in grads)
+        if not largest:
+            return False
+        norm = largest * np.sqrt(sum(np.sum(np.square(g / largest)) for g in grads))    # no overflow in the squares
+        for view, g in zip(memory, grads):
+            np.multiply(g, self.threshold / norm, out=view.grad, casting="same_kind")
         return True

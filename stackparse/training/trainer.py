@@ -436,7 +436,7 @@ class Trainer:
                         total_loss += item[0].value() * len(batch)      # a loss is its batch's mean
                         total_units += item[1]
                         item[0].backward()
-                        _update(optimizer, clip, rescue)
+                        _update(optimizer, clip, rescue, item[0])
                         if average is not None:
                             average.update()
                     for hook in hooks:
@@ -535,9 +535,10 @@ class _Restart:
     mark: float = 0.0           # when the time budget last counted (`time.perf_counter`)
 
 
-def _update(optimizer: dy.Trainer, clip: ElementClip | None, rescue: NormRescue | None) -> None:
+def _update(optimizer: dy.Trainer, clip: ElementClip | None, rescue: NormRescue | None, loss=None) -> None:
     """The optimizer's update, after `clip` where there is one; a gradient whose norm DyNet's clipping finds not
-    finite is rescaled by `rescue` and applied, and one that cannot be (not finite) is `Diverged`."""
+    finite is rescaled by `rescue` (from `loss`'s own gradient where it has one in double precision) and applied,
+    and one that cannot be (not finite) is `Diverged`."""
     if clip is not None and not clip():
         raise Diverged("the gradient is not finite")
     try:
@@ -547,7 +548,7 @@ def _update(optimizer: dy.Trainer, clip: ElementClip | None, rescue: NormRescue 
         if not str(error).startswith("Magnitude of gradient is bad"):
             raise
         why = f"the gradient's norm is {str(error).rsplit(' ', 1)[-1]}"
-    if rescue is None or not rescue():
+    if rescue is None or not rescue(loss):
         raise Diverged(why)
     optimizer.update()          # the norm now at the threshold: DyNet's clipping finds it finite
 
