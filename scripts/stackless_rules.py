@@ -1,0 +1,46 @@
+"""Whether a trained acceptor's answers follow a rule that needs no stack: for each run given, its kept model's
+answers on a split beside "accept iff the string ends in Y" and "accept iff it starts with X and ends in Y", for every
+pair of symbols, the rule of best agreement printed with its own accuracy (BENCHMARKS.md, "Table 4's NSPDA with UORO
+compiled", a^n b^n M2).
+
+    python scripts/stackless_rules.py RUN... [--split test]
+"""
+import argparse
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from stackparse.evaluation.sequence import score_examples  # noqa: E402
+from stackparse.experiments.sequence import load  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--split", default="test")
+    args = parser.parse_args()
+    for run in args.runs:
+        experiment, objective = load(run)
+        task, model = experiment.task, objective.model
+        model.training = False
+        examples = task.split(args.split)
+        label = np.array([e.targets[-1] for e in examples])
+        correct = np.array([r.correct for r in score_examples(model, examples)])
+        answer = np.where(correct, label, 1 - label)            # accept = 1, reject = 0
+        first = np.array([task.symbols[e.inputs[0]] for e in examples])
+        last = np.array([task.symbols[e.inputs[-1]] for e in examples])
+        rules = {f"ends in {y}": last == y for y in task.symbols}
+        rules.update({f"starts with {x}, ends in {y}": (first == x) & (last == y)
+                      for x, y in itertools.product(task.symbols, repeat=2)})
+        name, rule = max(rules.items(), key=lambda item: np.mean(item[1] == answer))
+        print(f"{run.name}: accuracy {correct.mean():.4f}, accepts {answer.mean():.4f}; its answers agree with "
+              f"'{name}' on {np.mean(rule == answer):.4f} of {args.split} ({len(examples)} strings), a rule whose own "
+              f"accuracy is {np.mean(rule == label):.4f}")
+
+
+if __name__ == "__main__":
+    main()
