@@ -1,6 +1,7 @@
 """Whether a trained acceptor's answers follow a rule that needs no stack: for each run given, its kept model's
-answers on a split beside "accept iff the string ends in Y" and "accept iff it starts with X and ends in Y", for every
-pair of symbols, the rule of best agreement printed with its own accuracy (BENCHMARKS.md, "Table 4's NSPDA with UORO
+answers on a split beside "accept iff the string ends in Y", "... starts with X and ends in Y", "... holds one Y" and
+"... holds one Y and starts and ends alike", for every symbol X and Y, the rule of best agreement printed with its own
+accuracy (BENCHMARKS.md, "Table 4's NSPDA with UORO
 compiled", a^n b^n M2).
 
     python scripts/stackless_rules.py RUN... [--split test]
@@ -36,6 +37,9 @@ def main() -> None:
         rules = {f"ends in {y}": last == y for y in task.symbols}
         rules.update({f"starts with {x}, ends in {y}": (first == x) & (last == y)
                       for x, y in itertools.product(task.symbols, repeat=2)})
+        counts = {y: np.array([sum(task.symbols[i] == y for i in e.inputs) for e in examples]) for y in task.symbols}
+        rules.update({f"holds one {y}": counts[y] == 1 for y in task.symbols})
+        rules.update({f"holds one {y}, starts and ends alike": (counts[y] == 1) & (first == last) for y in task.symbols})
         name, rule = max(rules.items(), key=lambda item: np.mean(item[1] == answer))
         print(f"{run.name}: accuracy {correct.mean():.4f}, accepts {answer.mean():.4f}; its answers agree with "
               f"'{name}' on {np.mean(rule == answer):.4f} of {args.split} ({len(examples)} strings), a rule whose own "
