@@ -4,10 +4,14 @@ answers on a split beside "accept iff the string ends in Y", "... starts with X 
 accuracy (BENCHMARKS.md, "Table 4's NSPDA with UORO
 compiled", a^n b^n M2).
 
-    python scripts/stackless_rules.py RUN... [--split test]
+    python scripts/stackless_rules.py RUN... [--split test] [--shape REGEX]
+
+`--shape` adds "accept iff the string matches REGEX" (a regular language holding the task's, e.g. a*b* for a^n b^n:
+what random negatives leave to a stack).
 """
 import argparse
 import itertools
+import re
 import sys
 from pathlib import Path
 
@@ -23,6 +27,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--split", default="test")
+    parser.add_argument("--shape", default="", help="a regular expression over the task's symbols")
     args = parser.parse_args()
     for run in args.runs:
         experiment, objective = load(run)
@@ -40,6 +45,12 @@ def main() -> None:
         counts = {y: np.array([sum(task.symbols[i] == y for i in e.inputs) for e in examples]) for y in task.symbols}
         rules.update({f"holds one {y}": counts[y] == 1 for y in task.symbols})
         rules.update({f"holds one {y}, starts and ends alike": (counts[y] == 1) & (first == last) for y in task.symbols})
+        if args.shape:
+            rules[f"matches {args.shape}"] = np.array(
+                [re.fullmatch(args.shape, "".join(task.symbols[i] for i in e.inputs)) is not None for e in examples])
+            shape = rules[f"matches {args.shape}"]
+            print(f"{run.name}: '{args.shape}' is right on {np.mean(shape == label):.4f} of {args.split}, agrees with the "
+                  f"answers on {np.mean(shape == answer):.4f}")
         name, rule = max(rules.items(), key=lambda item: np.mean(item[1] == answer))
         print(f"{run.name}: accuracy {correct.mean():.4f}, accepts {answer.mean():.4f}; its answers agree with "
               f"'{name}' on {np.mean(rule == answer):.4f} of {args.split} ({len(examples)} strings), a rule whose own "
