@@ -296,8 +296,9 @@ def nspda_columns(label: str = "", **data) -> tuple[Column, Column]:
 
 def mali_profiles(seeds: int = 5) -> dict:
     """`full`: the paper's recipe, `seeds` runs; `capped`: `seeds` runs cut at 8 minutes of training each (500 epochs
-    take most of an hour or more per run here); `sitting`: `seeds` runs cut at 24 seconds each, so that Table 4 with Table 7's rows
-    (16 rows x 5 languages x 5 runs) runs in one sitting of at most 2.5 hours on a 2-core machine, as issue 18 asks;
+    take most of an hour or more per run here); `sitting`: `seeds` runs cut at 24 seconds each, so that Table 4 with
+    Table 7's rows (16 rows x 5 languages x 5 runs) runs in one sitting of at most 2.5 hours on a 2-core machine, as
+    issue 18 asks;
     `short`: 2 seeds cut at 3 minutes; `quick`: one seed cut at 5 minutes per run; `long`: `seeds` runs cut at 20
     minutes, time for Algorithm 1's first random phase and, where it converges there, its second stage (most 8-minute
     runs end in the first stage: BENCHMARKS.md). A cut run still finishes the epoch it is in."""
