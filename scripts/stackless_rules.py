@@ -4,7 +4,7 @@ answers on a split beside "accept iff the string ends in Y", "... starts with X 
 accuracy (BENCHMARKS.md, "Table 4's NSPDA with UORO
 compiled", a^n b^n M2).
 
-    python scripts/stackless_rules.py RUN... [--split test] [--shape REGEX]
+    python scripts/stackless_rules.py RUN... [--split test] [--shape REGEX] [--task NAME]
 
 `--shape` adds "accept iff the string matches REGEX" (a regular language holding the task's, e.g. a*b* for a^n b^n:
 what random negatives leave to a stack).
@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stackparse.evaluation.sequence import score_examples  # noqa: E402
 from stackparse.experiments.sequence import load  # noqa: E402
+from stackparse.tasks import get_task  # noqa: E402
 
 
 def main() -> None:
@@ -28,10 +29,14 @@ def main() -> None:
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--split", default="test")
     parser.add_argument("--shape", default="", help="a regular expression over the task's symbols")
+    parser.add_argument("--task", default="", help="the split of this task instead of the run's own (the same "
+                        "symbols: e.g. pda-anbn's near misses for a run of pda-anbn-random)")
     args = parser.parse_args()
     for run in args.runs:
         experiment, objective = load(run)
-        task, model = experiment.task, objective.model
+        task, model = (get_task(args.task) if args.task else experiment.task), objective.model
+        if task.symbols != experiment.task.symbols:
+            raise SystemExit(f"{args.task} reads {task.symbols}, the run's task {experiment.task.symbols}")
         model.training = False
         examples = task.split(args.split)
         label = np.array([e.targets[-1] for e in examples])
