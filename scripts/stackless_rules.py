@@ -4,10 +4,13 @@ answers on a split beside "accept iff the string ends in Y", "... starts with X 
 accuracy (BENCHMARKS.md, "Table 4's NSPDA with UORO
 compiled", a^n b^n M2).
 
-    python scripts/stackless_rules.py RUN... [--split test] [--shape REGEX] [--task NAME]
+    python scripts/stackless_rules.py RUN... [--split test] [--shape REGEX] [--counter OPENERS] [--task NAME]
 
 `--shape` adds "accept iff the string matches REGEX" (a regular language holding the task's, e.g. a*b* for a^n b^n:
-what random negatives leave to a stack).
+what random negatives leave to a stack). `--counter` adds "accept iff one counter, up on each symbol of OPENERS and
+down on every other, never goes below zero and ends at it" (Dyck(2) read as one kind of bracket, `--counter '(['`: a
+counter, not a stack of two symbols). For either, the model's accuracy on the strings where the rule is wrong says
+whether it knows more than the rule.
 """
 import argparse
 import itertools
@@ -29,6 +32,7 @@ def main() -> None:
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--split", default="test")
     parser.add_argument("--shape", default="", help="a regular expression over the task's symbols")
+    parser.add_argument("--counter", default="", help="the symbols that count up; every other counts down")
     parser.add_argument("--task", default="", help="the split of this task instead of the run's own (the same "
                         "symbols: e.g. pda-anbn's near misses for a run of pda-anbn-random)")
     args = parser.parse_args()
@@ -50,16 +54,32 @@ def main() -> None:
         counts = {y: np.array([sum(task.symbols[i] == y for i in e.inputs) for e in examples]) for y in task.symbols}
         rules.update({f"holds one {y}": counts[y] == 1 for y in task.symbols})
         rules.update({f"holds one {y}, starts and ends alike": (counts[y] == 1) & (first == last) for y in task.symbols})
+        asked = {}
         if args.shape:
-            rules[f"matches {args.shape}"] = np.array(
+            asked[f"matches {args.shape}"] = np.array(
                 [re.fullmatch(args.shape, "".join(task.symbols[i] for i in e.inputs)) is not None for e in examples])
-            shape = rules[f"matches {args.shape}"]
-            print(f"{run.name}: '{args.shape}' is right on {np.mean(shape == label):.4f} of {args.split}, agrees with the "
-                  f"answers on {np.mean(shape == answer):.4f}")
+        if args.counter:
+            asked[f"counts {args.counter} up"] = np.array(
+                [balanced([task.symbols[i] in args.counter for i in e.inputs]) for e in examples])
+        rules.update(asked)
+        for name in asked:
+            wrong = rules[name] != label
+            print(f"{run.name}: '{name}' is right on {np.mean(~wrong):.4f} of {args.split}, agrees with the answers on "
+                  f"{np.mean(rules[name] == answer):.4f}; where it is wrong ({wrong.sum()} strings) the model is right on "
+                  f"{correct[wrong].sum()}")
         name, rule = max(rules.items(), key=lambda item: np.mean(item[1] == answer))
         print(f"{run.name}: accuracy {correct.mean():.4f}, accepts {answer.mean():.4f}; its answers agree with "
               f"'{name}' on {np.mean(rule == answer):.4f} of {args.split} ({len(examples)} strings), a rule whose own "
               f"accuracy is {np.mean(rule == label):.4f}")
+
+
+def balanced(ups: list[bool]) -> bool:
+    depth = 0
+    for up in ups:
+        depth += 1 if up else -1
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 if __name__ == "__main__":
