@@ -7,9 +7,9 @@ compiled", a^n b^n M2).
     python scripts/stackless_rules.py RUN... [--split test] [--shape REGEX] [--counter OPENERS] [--task NAME]
 
 `--shape` adds "accept iff the string matches REGEX" (a regular language holding the task's, e.g. a*b* for a^n b^n:
-what random negatives leave to a stack). `--counter` adds "accept iff one counter, up on each symbol of OPENERS and
-down on every other, never goes below zero and ends at it" (Dyck(2) read as one kind of bracket, `--counter '(['`: a
-counter, not a stack of two symbols). For either, the model's accuracy on the strings where the rule is wrong says
+what random negatives leave to a stack). `--counter` adds "accept iff the string is a Dyck word when each symbol of
+OPENERS is read as ( and every other as )" (Dyck(2) read as one kind of bracket, `--counter '(['`: one counter, not a
+stack of two symbols; the shipped dyck2 PDA decides). For either, the model's accuracy on the strings where the rule is wrong says
 whether it knows more than the rule.
 """
 import argparse
@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stackparse.evaluation.sequence import score_examples  # noqa: E402
+from stackparse.grammars import accepts, shipped_pda  # noqa: E402
 from stackparse.experiments.sequence import load  # noqa: E402
 from stackparse.tasks import get_task  # noqa: E402
 
@@ -59,8 +60,10 @@ def main() -> None:
             asked[f"matches {args.shape}"] = np.array(
                 [re.fullmatch(args.shape, "".join(task.symbols[i] for i in e.inputs)) is not None for e in examples])
         if args.counter:
+            dyck = shipped_pda("dyck2")
             asked[f"counts {args.counter} up"] = np.array(
-                [balanced([task.symbols[i] in args.counter for i in e.inputs]) for e in examples])
+                [accepts(dyck, "".join("(" if task.symbols[i] in args.counter else ")" for i in e.inputs))
+                 for e in examples])
         rules.update(asked)
         for name in asked:
             wrong = rules[name] != label
@@ -71,15 +74,6 @@ def main() -> None:
         print(f"{run.name}: accuracy {correct.mean():.4f}, accepts {answer.mean():.4f}; its answers agree with "
               f"'{name}' on {np.mean(rule == answer):.4f} of {args.split} ({len(examples)} strings), a rule whose own "
               f"accuracy is {np.mean(rule == label):.4f}")
-
-
-def balanced(ups: list[bool]) -> bool:
-    depth = 0
-    for up in ups:
-        depth += 1 if up else -1
-        if depth < 0:
-            return False
-    return depth == 0
 
 
 if __name__ == "__main__":
