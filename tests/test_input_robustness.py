@@ -15,7 +15,7 @@ from parsers.conllu_io import NO_HEAD, ConlluError, ConlluWarning, read_conllu, 
 from stackparse.config import write_json
 from stackparse.errors import UserError
 from tests import parsers_fixtures
-from tests.parsers_fixtures import SMALL_CONLLU, write
+from tests.parsers_fixtures import SMALL_CONLLU, TINY_PARSER, write
 
 UNPARSED = "# text = Dogs bark .\n1\tDogs\tdog\tNOUN\t_\t_\t_\t_\t_\t_\n2\tbark\tbark\tVERB\t_\t_\t_\t_\t_\t_\n" \
            "3\t.\t.\tPUNCT\t_\t_\t_\t_\t_\t_\n\n"
@@ -136,11 +136,6 @@ def test_progress_is_logged_when_output_is_not_a_terminal(tmp_path, monkeypatch)
               "--hidden", "3", "--out", tmp_path / "r")
     lines = [line for line in out.splitlines() if line.startswith("run 1 epoch 1/2: 1/1 batches, ")]
     assert lines and all("loss " in line and " chars/s, run left " in line for line in lines)
-
-
-TINY_PARSER = ["--epochs", "1", "--batch-size", "4", "--word-dim", "4", "--upos-dim", "2", "--char-hidden", "0",
-               "--token-dim", "4", "--context-layers", "0", "--lstm-dim", "4", "--lstm-layers", "1", "--state-dim", "4",
-               "--action-dim", "2", "--rel-dim", "2", "--quiet"]
 
 
 def test_one_sentence_treebank_trains_and_the_parser_reads_input_without_trees(tmp_path):

@@ -32,8 +32,8 @@ NO_WHITESPACE = (0, 3, 4, 5, 6, 7, 8)      # ID, UPOS, XPOS, FEATS, HEAD, DEPREL
 # that it writes a tree and tags. Seed 1 (train-parser's default), given for the record. The tagger
 # needs a sentence BiLSTM (--context-layers 1).
 TINY_PARSER = ["--epochs", "1", "--batch-size", "4", "--word-dim", "4", "--upos-dim", "2", "--char-hidden", "0",
-               "--token-dim", "4", "--context-dim", "4", "--lstm-dim", "4", "--lstm-layers", "1", "--state-dim", "4",
-               "--action-dim", "2", "--rel-dim", "2", "--seed", "1", "--quiet"]
+               "--token-dim", "4", "--context-dim", "4", "--tagger-dim", "4", "--lstm-dim", "4", "--lstm-layers", "1",
+               "--state-dim", "4", "--action-dim", "2", "--rel-dim", "2", "--seed", "1", "--quiet"]
 
 
 def format_errors(text: str) -> list[str]:
