@@ -52,11 +52,11 @@ SMALL_CONLLU = """\
 6\t.\t.\tPUNCT\t.\t_\t4\tpunct\t4:punct\t_"""
 
 TINY_PARSER = ["--epochs", "1", "--batch-size", "4", "--word-dim", "4", "--upos-dim", "2", "--char-hidden", "0",
-               "--token-dim", "4", "--context-layers", "0", "--tagger-dim", "4", "--lstm-dim", "4", "--lstm-layers", "1",
-               "--state-dim", "4", "--action-dim", "2", "--rel-dim", "2", "--quiet"]
-"""`train-parser`'s options for the smallest parser that still has every part (the tagger included): the CLI's
-tests check what a command does with its input, not what the model learns, and a tagger at its default size would
-make most of their time saving and loading parameters."""
+               "--token-dim", "4", "--context-layers", "0", "--tagger-dim", "4", "--lstm-dim", "4",
+               "--lstm-layers", "1", "--state-dim", "4", "--action-dim", "2", "--rel-dim", "2", "--quiet"]
+"""`train-parser`'s options for a parser of a few units a layer, its tagger included: the CLI's tests check what a
+command does with its input, not what the model learns, and a tagger at its default size made most of their time
+saving and loading its parameters."""
 
 
 def write(directory: Path, name: str, content: str | bytes) -> Path:

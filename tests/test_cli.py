@@ -14,9 +14,8 @@ from parsers.conllu_io import write_conllu
 
 TINY_TASK = ["--epochs", "1", "--epoch-size", "20", "--validation-size", "5", "--hidden", "4", "--quiet"]
 TINY_PARSER = ["--epochs", "1", "--batch-size", "8", "--word-dim", "8", "--upos-dim", "4", "--char-hidden", "0",
-               "--token-dim", "8", "--context-layers", "1", "--context-dim", "4", "--tagger-dim", "4", "--lstm-dim", "8",
-               "--lstm-layers", "1", "--state-dim", "8",
-               "--action-dim", "4", "--rel-dim", "4"]
+               "--token-dim", "8", "--context-layers", "1", "--context-dim", "4", "--tagger-dim", "4",
+               "--lstm-dim", "8", "--lstm-layers", "1", "--state-dim", "8", "--action-dim", "4", "--rel-dim", "4"]
 
 
 def test_transduction_tasks_train_with_their_own_defaults_which_options_override(tmp_path):
