@@ -23,8 +23,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stackparse.evaluation.sequence import score_examples  # noqa: E402
-from stackparse.grammars import accepts, shipped_pda  # noqa: E402
 from stackparse.experiments.sequence import load  # noqa: E402
+from stackparse.grammars import accepts, shipped_pda  # noqa: E402
 from stackparse.tasks import get_task  # noqa: E402
 
 
